@@ -1,0 +1,222 @@
+"""The evidence-chain ``Case``: gold labels for evaluation, never shown to a system under test.
+
+A case holds source-backed *facts* (exact spans in a document), dependency *edges* between them
+(fact B is found or read with a bridge value from fact A), and every *valid chain* (a minimal
+sufficient fact set). The native JSONL form is the one of ``data/enterprise/cases.jsonl``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from hoprag.errors import InputError
+from hoprag.records import read_jsonl_dicts
+
+DISTRACTOR_ERROR_TYPES = (
+    "same_entity_wrong_date",
+    "same_family_wrong_item",
+    "obsolete_source",
+    "bridge_name_collision",
+    "partially_valid_chain",
+    "unlabelled",
+)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class Span(_Model):
+    """A character span ``[start, end)`` of the source document; ``text == doc.text[start:end]``."""
+
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    text: str
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Span:
+        if self.end < self.start:
+            raise ValueError(f"span end {self.end} is before start {self.start}")
+        return self
+
+
+class ValidTime(_Model):
+    valid_from: str | None = Field(default=None, alias="from")
+    valid_to: str | None = Field(default=None, alias="to")
+
+
+class Fact(_Model):
+    """One source-backed fact. ``grade`` 2 = answer-bearing, 1 = bridge a later fact depends on."""
+
+    source_id: str
+    spans: list[Span] = Field(default_factory=list)
+    source_version: str | None = None
+    valid_time: ValidTime | None = None
+    entities: list[str] = Field(default_factory=list)
+    grade: int = 1
+    title: str | None = None
+
+
+class Edge(_Model):
+    """``to`` can be found or read only with a value from ``from`` (the bridge)."""
+
+    from_fact: str = Field(alias="from")
+    to_fact: str = Field(alias="to")
+    bridge_field: str | None = None
+    bridge_value: str | None = None
+
+
+class Distractor(_Model):
+    source_id: str
+    error_type: str = "unlabelled"
+
+
+class SplitKeys(_Model):
+    source_family: str | None = None
+    entities: list[str] = Field(default_factory=list)
+    template: str | None = None
+    seed: str | None = None
+
+
+class Adjudication(_Model):
+    model_config = ConfigDict(extra="allow")
+    reviewer: str
+    decision: str
+    reason: str = ""
+
+
+class Case(_Model):
+    """One evaluation case in hoprag's native evidence-chain format."""
+
+    case_id: str
+    query: str
+    answers: list[str] = Field(default_factory=list)
+    aliases: list[str] = Field(default_factory=list)
+    answer_type: Literal["closed", "explanatory"] = "closed"
+    reference_claims: list[str] = Field(default_factory=list)
+    facts: dict[str, Fact] = Field(default_factory=dict)
+    required_facts: list[str] = Field(default_factory=list)
+    valid_chains: list[list[str]] = Field(default_factory=list)
+    edges: list[Edge] = Field(default_factory=list)
+    distractors: list[Distractor] = Field(default_factory=list)
+    split_keys: SplitKeys = Field(default_factory=SplitKeys)
+    corpus_snapshot: str | None = None
+    acl_class: str | None = None
+    adjudication: list[Adjudication] = Field(default_factory=list)
+    uncertain: bool = False
+    # Importer extras: where the case came from and its benchmark type (bridge, comparison, ...).
+    question_type: str | None = None
+    dataset: str | None = None
+    warnings: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Case:
+        if not self.query.strip():
+            raise ValueError("query is empty")
+        if not self.valid_chains and self.required_facts:
+            self.valid_chains = [list(self.required_facts)]
+        if not self.required_facts and self.valid_chains:
+            self.required_facts = list(self.valid_chains[0])
+        known = set(self.facts)
+        for name, ids in [("required_facts", self.required_facts)] + [
+            (f"valid_chains[{i}]", chain) for i, chain in enumerate(self.valid_chains)
+        ]:
+            unknown = [f for f in ids if f not in known]
+            if unknown:
+                raise ValueError(f"{name} names facts not in 'facts': {unknown}")
+        for i, edge in enumerate(self.edges):
+            for end in (edge.from_fact, edge.to_fact):
+                if end not in known:
+                    raise ValueError(f"edges[{i}] names fact {end!r} that is not in 'facts'")
+        return self
+
+    # --- graph helpers (pure; used by evaluation) ---------------------------------------------
+
+    def fact_layers(self) -> dict[str, int]:
+        """Hop number of each fact as its depth in the dependency graph (1 = no incoming edge)."""
+        parents: dict[str, set[str]] = {f: set() for f in self.facts}
+        for edge in self.edges:
+            parents[edge.to_fact].add(edge.from_fact)
+        layers: dict[str, int] = {}
+
+        def depth(fact: str, seen: frozenset[str]) -> int:
+            if fact in layers:
+                return layers[fact]
+            if fact in seen:  # a cycle in labels: treat the back edge as absent
+                return 1
+            ups = [depth(p, seen | {fact}) for p in parents[fact]]
+            layers[fact] = 1 + max(ups) if ups else 1
+            return layers[fact]
+
+        for fact in self.facts:
+            depth(fact, frozenset())
+        return layers
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(by_alias=True, exclude_none=False), ensure_ascii=False)
+
+
+def _format_validation_error(exc: ValidationError) -> tuple[str, str | None]:
+    first = exc.errors()[0]
+    loc = ".".join(str(p) for p in first.get("loc", ())) or None
+    return first.get("msg", str(exc)), loc
+
+
+def case_from_dict(data: dict[str, Any], *, source: str = "<input>", line: int | None = None) -> Case:
+    """Validate one case; errors name the file, line and field."""
+    try:
+        return Case.model_validate(data)
+    except ValidationError as exc:
+        message, loc = _format_validation_error(exc)
+        case_id = data.get("case_id") if isinstance(data, dict) else None
+        prefix = f"invalid case {case_id!r}: " if case_id else "invalid case: "
+        raise InputError(
+            prefix + message,
+            source=source,
+            line=line,
+            field=loc,
+            fix="see the case schema in the README (Evidence-chain cases)",
+        ) from None
+
+
+def load_cases(path: str | Path) -> list[Case]:
+    """Read a cases JSONL file; duplicate case ids are an error."""
+    cases: list[Case] = []
+    seen: dict[str, int] = {}
+    for number, obj in read_jsonl_dicts(path):
+        case = case_from_dict(obj, source=str(path), line=number)
+        if case.case_id in seen:
+            raise InputError(
+                f"duplicate case_id {case.case_id!r} (first on line {seen[case.case_id]})",
+                source=str(path),
+                line=number,
+                field="case_id",
+                fix="give every case a unique case_id",
+            )
+        seen[case.case_id] = number
+        cases.append(case)
+    return cases
+
+
+def write_cases(path: str | Path, cases: Iterable[Case]) -> int:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    with path.open("w", encoding="utf-8") as handle:
+        for case in cases:
+            handle.write(case.to_json() + "\n")
+            count += 1
+    return count
+
+
+def dataset_version(path: str | Path) -> str:
+    """Content hash of a cases file: the dataset version stored with every run."""
+    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return f"sha256:{digest[:16]}"

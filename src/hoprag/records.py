@@ -1,0 +1,387 @@
+"""The records every layer shares: frozen dataclasses with a JSON round-trip.
+
+Documents and chunks flow into the index, hits and evidence flow out of retrieval, and a Trace is
+what one question leaves behind: the unit that evaluation consumes. ``Case`` (the gold labels) is
+validated input and lives in :mod:`hoprag.datasets.schema`; it is never shown to a system under test.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from hoprag.errors import InputError
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Document:
+    """One source document: a paragraph of a benchmark, a policy, a contract."""
+
+    id: str
+    title: str
+    text: str
+    source: str = ""
+    version: str = ""
+    timestamp: str = ""
+    doc_type: str = ""
+    acl: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Document:
+        return cls(
+            id=str(data["id"]),
+            title=str(data.get("title") or ""),
+            text=str(data["text"]),
+            source=str(data.get("source") or ""),
+            version=str(data.get("version") or ""),
+            timestamp=str(data.get("timestamp") or ""),
+            doc_type=str(data.get("doc_type") or ""),
+            acl=str(data.get("acl") or ""),
+            metadata=dict(data.get("metadata") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A retrievable piece of a document; ``text == document.text[start:end]``."""
+
+    id: str
+    doc_id: str
+    text: str
+    start: int
+    end: int
+    index: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Chunk:
+        return cls(
+            id=str(data["id"]),
+            doc_id=str(data["doc_id"]),
+            text=str(data["text"]),
+            start=int(data["start"]),
+            end=int(data["end"]),
+            index=int(data["index"]),
+        )
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One ranked result of one retrieval call.
+
+    ``start``/``end`` are the chunk's character offsets in its document (``None`` when a foreign
+    pipeline only knows documents); they let evaluation match hits to labelled fact spans.
+    """
+
+    chunk_id: str
+    doc_id: str
+    score: float
+    rank: int
+    retriever: str
+    start: int | None = None
+    end: int | None = None
+    title: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Hit:
+        return cls(
+            chunk_id=str(data.get("chunk_id") or data["doc_id"]),
+            doc_id=str(data["doc_id"]),
+            score=float(data.get("score", 0.0)),
+            rank=int(data.get("rank", 0)),
+            retriever=str(data.get("retriever") or ""),
+            start=_opt_int(data.get("start")),
+            end=_opt_int(data.get("end")),
+            title=str(data.get("title") or ""),
+        )
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A piece of retrieved text held in the evidence buffer, with its provenance."""
+
+    hit: Hit
+    text: str
+    title: str
+    hop: int
+    step_id: str
+    sub_query: str
+
+    @property
+    def chunk_id(self) -> str:
+        return self.hit.chunk_id
+
+    @property
+    def doc_id(self) -> str:
+        return self.hit.doc_id
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Evidence:
+        return cls(
+            hit=Hit.from_dict(data["hit"]),
+            text=str(data.get("text") or ""),
+            title=str(data.get("title") or ""),
+            hop=int(data.get("hop", 1)),
+            step_id=str(data.get("step_id") or ""),
+            sub_query=str(data.get("sub_query") or ""),
+        )
+
+
+@dataclass(frozen=True)
+class HopStep:
+    """One retrieval call. Parallel branches share a ``hop``; ``depends_on`` names earlier steps.
+
+    ``selected`` holds the chunk ids kept from ``hits``; ``bridge`` the structured intermediate
+    state this step produced or used (e.g. ``{"entities": ["Neil Peart"]}``).
+    """
+
+    step_id: str
+    hop: int
+    sub_query: str
+    issued_query: str
+    hits: tuple[Hit, ...] = ()
+    selected: tuple[str, ...] = ()
+    depends_on: tuple[str, ...] = ()
+    filters: dict[str, Any] = field(default_factory=dict)
+    bridge: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    timed_out: bool = False
+    latency_ms: float = 0.0
+    cumulative_ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> HopStep:
+        return cls(
+            step_id=str(data["step_id"]),
+            hop=int(data.get("hop", 1)),
+            sub_query=str(data.get("sub_query") or ""),
+            issued_query=str(data.get("issued_query") or data.get("sub_query") or ""),
+            hits=tuple(Hit.from_dict(h) for h in data.get("hits") or ()),
+            selected=tuple(str(s) for s in data.get("selected") or ()),
+            depends_on=tuple(str(s) for s in data.get("depends_on") or ()),
+            filters=dict(data.get("filters") or {}),
+            bridge=dict(data.get("bridge") or {}),
+            error=data.get("error"),
+            timed_out=bool(data.get("timed_out", False)),
+            latency_ms=float(data.get("latency_ms", 0.0)),
+            cumulative_ms=float(data.get("cumulative_ms", 0.0)),
+        )
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A claim's pointer to one piece of evidence, by chunk and the hop that found it."""
+
+    chunk_id: str
+    doc_id: str
+    hop: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Citation:
+        return cls(chunk_id=str(data["chunk_id"]), doc_id=str(data["doc_id"]), hop=int(data.get("hop", 1)))
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One statement of an answer and the evidence it cites."""
+
+    text: str
+    citations: tuple[Citation, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Claim:
+        return cls(
+            text=str(data.get("text") or ""),
+            citations=tuple(Citation.from_dict(c) for c in data.get("citations") or ()),
+        )
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The system's answer; ``confidence`` is a mechanical composite, never a model's self-rating."""
+
+    text: str
+    claims: tuple[Claim, ...] = ()
+    abstained: bool = False
+    confidence: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Answer:
+        return cls(
+            text=str(data.get("text") or ""),
+            claims=tuple(Claim.from_dict(c) for c in data.get("claims") or ()),
+            abstained=bool(data.get("abstained", False)),
+            confidence=float(data.get("confidence", 0.0)),
+        )
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens and cost spent answering one question (zero for the offline engine)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Usage:
+        return cls(
+            prompt_tokens=int(data.get("prompt_tokens", 0)),
+            completion_tokens=int(data.get("completion_tokens", 0)),
+            cost=float(data.get("cost", 0.0)),
+        )
+
+
+@dataclass(frozen=True)
+class Trace:
+    """Everything one question left behind: steps, final ranked evidence, answer, stop reason.
+
+    ``evidence`` is the buffer in the order it was given to synthesis (best first); evaluation's
+    "top-k selected evidence" is its first k entries.
+    """
+
+    run_id: str
+    case_id: str
+    question: str
+    steps: tuple[HopStep, ...] = ()
+    evidence: tuple[Evidence, ...] = ()
+    answer: Answer = field(default_factory=lambda: Answer(text=""))
+    stop_reason: str = ""
+    usage: Usage = field(default_factory=Usage)
+    config_hash: str = ""
+    engine: str = ""
+    latency_ms: float = 0.0
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Trace:
+        return cls(
+            run_id=str(data.get("run_id") or ""),
+            case_id=str(data["case_id"]),
+            question=str(data.get("question") or ""),
+            steps=tuple(HopStep.from_dict(s) for s in data.get("steps") or ()),
+            evidence=tuple(Evidence.from_dict(e) for e in data.get("evidence") or ()),
+            answer=Answer.from_dict(data.get("answer") or {}),
+            stop_reason=str(data.get("stop_reason") or ""),
+            usage=Usage.from_dict(data.get("usage") or {}),
+            config_hash=str(data.get("config_hash") or ""),
+            engine=str(data.get("engine") or ""),
+            latency_ms=float(data.get("latency_ms", 0.0)),
+            error=data.get("error"),
+        )
+
+
+def _opt_int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+# --- JSONL -----------------------------------------------------------------------------------------
+
+
+def read_jsonl_dicts(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each non-blank line; a bad line raises naming file and line."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", source=str(path), fix="check the path")
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    f"malformed JSON ({exc.msg} at column {exc.colno})",
+                    source=str(path),
+                    line=number,
+                    fix="make every line one complete JSON object",
+                ) from None
+            if not isinstance(obj, dict):
+                raise InputError(
+                    f"expected a JSON object, got {type(obj).__name__}",
+                    source=str(path),
+                    line=number,
+                    fix="make every line one JSON object",
+                )
+            yield number, obj
+
+
+def read_records(path: str | Path, record_type: type[T]) -> list[T]:
+    """Read a JSONL file of one record type; a missing field names file, line and field."""
+    records: list[T] = []
+    for number, obj in read_jsonl_dicts(path):
+        try:
+            records.append(record_type.from_dict(obj))  # type: ignore[attr-defined]
+        except KeyError as exc:
+            raise InputError(
+                f"missing field for {record_type.__name__}",
+                source=str(path),
+                line=number,
+                field=str(exc.args[0]),
+                fix=f"add '{exc.args[0]}' to every record",
+            ) from None
+        except (TypeError, ValueError) as exc:
+            raise InputError(
+                f"invalid {record_type.__name__}: {exc}", source=str(path), line=number
+            ) from None
+    return records
+
+
+def write_records(path: str | Path, records: Iterable[Any]) -> int:
+    """Write records (anything with ``to_dict``) as JSONL; returns the count written."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    with path.open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+def append_record(path: str | Path, record: Any) -> None:
+    """Append one record and flush, so a run that dies keeps every trace written so far."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
+        handle.flush()
