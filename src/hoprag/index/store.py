@@ -1,0 +1,243 @@
+"""An index directory on disk: manifest, documents, chunks and the bm25s arrays.
+
+Layout of ``out_dir``::
+
+    manifest.json     what was built, from what, with which config (IndexManifest)
+    documents.jsonl   the documents, in corpus order
+    chunks.jsonl      the chunks, in bm25 index order
+    bm25/             bm25s.BM25.save output
+
+Loading reads the two JSONL files and the bm25s arrays; the corpus is never re-tokenised.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from collections.abc import Callable, Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from hoprag import __version__
+from hoprag.errors import EmptyCorpusError, HopragError, IndexLoadError, InputError
+from hoprag.index.base import Retriever
+from hoprag.index.bm25 import BM25Params, BM25Retriever
+from hoprag.index.tokenize import Tokenizer
+from hoprag.ingest.chunking import ChunkConfig, chunk_document
+from hoprag.records import Chunk, Document
+
+__all__ = [
+    "FORMAT_VERSION",
+    "IndexConfig",
+    "IndexManifest",
+    "LoadedIndex",
+    "build_index",
+    "config_hash",
+    "corpus_hash",
+    "load_index",
+]
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+DOCUMENTS = "documents.jsonl"
+CHUNKS = "chunks.jsonl"
+BM25_DIR = "bm25"
+
+Progress = Callable[[str, int, int], None]
+
+
+class IndexConfig(BaseModel):
+    """Everything that decides what an index contains; its hash names the build."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    chunk: ChunkConfig = Field(default_factory=ChunkConfig)
+    bm25: BM25Params = Field(default_factory=BM25Params)
+    stemmer: str | None = "english"
+    stopwords: str | None = "en"
+
+    def tokenizer(self) -> Tokenizer:
+        return Tokenizer(stemmer=self.stemmer, stopwords=self.stopwords)
+
+
+class IndexManifest(BaseModel):
+    """``manifest.json``: provenance of one built index."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format_version: int = FORMAT_VERSION
+    hoprag_version: str
+    config: IndexConfig
+    config_hash: str
+    document_count: int
+    chunk_count: int
+    corpus_hash: str
+    created_at: str
+    artifact_id: str
+
+
+def config_hash(config: IndexConfig) -> str:
+    """sha256 of the canonical (sorted-key, compact) config JSON, first 16 hex digits."""
+    canonical = json.dumps(config.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def corpus_hash(documents: Iterable[Document]) -> str:
+    """sha256 over every document's canonical JSON, in order (order matters: it fixes chunk order)."""
+    digest = hashlib.sha256()
+    for doc in documents:
+        digest.update(json.dumps(doc.to_dict(), sort_keys=True, ensure_ascii=False).encode("utf-8"))
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+class LoadedIndex:
+    """An index read back from disk: manifest, documents and chunks by id, and the bm25 retriever."""
+
+    def __init__(
+        self,
+        directory: Path,
+        manifest: IndexManifest,
+        documents: dict[str, Document],
+        chunks: dict[str, Chunk],
+        bm25: BM25Retriever,
+    ) -> None:
+        self.directory = directory
+        self.manifest = manifest
+        self.documents = documents
+        self.chunks = chunks
+        self.bm25 = bm25
+
+    def retriever(self, mode: str = "bm25") -> Retriever:
+        """The retriever for ``mode``; only ``"bm25"`` lives in this index."""
+        if mode == "bm25":
+            return self.bm25
+        raise IndexLoadError(
+            f"{self.directory}: retrieval mode '{mode}' is not available in this index (valid: bm25)"
+        )
+
+
+def build_index(
+    documents: Iterable[Document],
+    out_dir: str | Path,
+    config: IndexConfig | None = None,
+    *,
+    progress: Progress | None = None,
+) -> IndexManifest:
+    """Chunk, index and write ``documents`` to ``out_dir``; returns the manifest written.
+
+    ``progress(stage, done, total)`` is called for stages ``chunk``, ``tokenize``, ``index``, ``write``.
+    """
+    config = config or IndexConfig()
+    docs = list(documents)
+    out = Path(out_dir)
+    if not docs:
+        raise EmptyCorpusError("the corpus has no documents", source=str(out),
+                               fix="give at least one document with 'id' and 'text'")
+    seen: set[str] = set()
+    for doc in docs:
+        if doc.id in seen:
+            raise InputError(
+                f"duplicate document id '{doc.id}'", field="id", fix="make document ids unique"
+            )
+        seen.add(doc.id)
+    chunks: list[Chunk] = []
+    for i, doc in enumerate(docs, start=1):
+        chunks.extend(chunk_document(doc, config.chunk))
+        if progress and (i % 1000 == 0 or i == len(docs)):
+            progress("chunk", i, len(docs))
+    if not chunks:
+        raise EmptyCorpusError(
+            f"all {len(docs)} documents have empty text, nothing to index",
+            fix="give documents with non-empty 'text'",
+        )
+    retriever = BM25Retriever(chunks, {d.id: d for d in docs}, config.bm25,
+                              tokenizer=config.tokenizer(), progress=progress)
+    if progress:
+        progress("write", 0, 3)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MANIFEST).unlink(missing_ok=True)  # a half-written directory must not look complete
+    _write_jsonl(out / DOCUMENTS, (d.to_dict() for d in docs))
+    _write_jsonl(out / CHUNKS, (c.to_dict() for c in chunks))
+    if progress:
+        progress("write", 1, 3)
+    retriever.save(out / BM25_DIR)
+    if progress:
+        progress("write", 2, 3)
+    manifest = IndexManifest(
+        hoprag_version=__version__,
+        config=config,
+        config_hash=config_hash(config),
+        document_count=len(docs),
+        chunk_count=len(chunks),
+        corpus_hash=corpus_hash(docs),
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        artifact_id=uuid.uuid4().hex,
+    )
+    tmp = out / (MANIFEST + ".tmp")
+    tmp.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    tmp.replace(out / MANIFEST)
+    if progress:
+        progress("write", 3, 3)
+    return manifest
+
+
+def load_index(directory: str | Path, *, mmap: bool = False) -> LoadedIndex:
+    """Read an index directory written by :func:`build_index`; problems raise :class:`IndexLoadError`."""
+    path = Path(directory)
+    fix = "run `hoprag index CORPUS --out DIR` to (re)build it"
+    if not path.is_dir():
+        raise IndexLoadError(f"{path}: index directory not found. Fix: {fix}")
+    manifest_path = path / MANIFEST
+    if not manifest_path.is_file():
+        raise IndexLoadError(f"{path}: no {MANIFEST} (not an index, or an interrupted build). Fix: {fix}")
+    try:
+        manifest = IndexManifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
+    except (ValidationError, ValueError, UnicodeDecodeError) as exc:
+        first = str(exc).splitlines()[0]
+        raise IndexLoadError(f"{manifest_path}: unreadable manifest ({first}). Fix: {fix}") from None
+    if manifest.format_version != FORMAT_VERSION:
+        raise IndexLoadError(
+            f"{path}: index format {manifest.format_version}, this hoprag reads {FORMAT_VERSION}. Fix: {fix}"
+        )
+    try:
+        documents = [Document.from_dict(d) for d in _read_jsonl(path / DOCUMENTS)]
+        chunk_list = [Chunk.from_dict(c) for c in _read_jsonl(path / CHUNKS)]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise IndexLoadError(f"{path}: corrupted documents or chunks ({exc!r}). Fix: {fix}") from None
+    if len(documents) != manifest.document_count or len(chunk_list) != manifest.chunk_count:
+        raise IndexLoadError(
+            f"{path}: manifest says {manifest.document_count} documents / {manifest.chunk_count} chunks, "
+            f"files hold {len(documents)} / {len(chunk_list)}. Fix: {fix}"
+        )
+    doc_map = {d.id: d for d in documents}
+    try:
+        bm25 = BM25Retriever.load(path / BM25_DIR, chunk_list, doc_map, manifest.config.bm25,
+                                  tokenizer=manifest.config.tokenizer(), mmap=mmap)
+    except (OSError, ValueError, KeyError, HopragError) as exc:
+        raise IndexLoadError(f"{path}: bm25 index unreadable ({exc}). Fix: {fix}") from None
+    return LoadedIndex(path, manifest, doc_map, {c.id: c for c in chunk_list}, bm25)
+
+
+def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
+    with path.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise ValueError(f"{path.name} is missing")
+    rows = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{path.name}:{number}: {exc.msg}") from None
+    return rows
