@@ -1,0 +1,97 @@
+"""Measure definitions: small value objects, apart from the code that maps them over cases.
+
+A :class:`Measure` names a pure function ``fn(case, trace, k) -> float | None`` with its cutoff
+and its *default*: the score a case gets when no trace answers it (ir_measures' convention, so a
+missing trace can only lower a mean, never vanish from it). ``applies(case)`` says whether the
+measure means anything for a case at all; when it does not, the value is ``None`` (N/A) whether
+or not a trace exists, and the case is left out of that measure's mean.
+
+Each formula is in the docstring of the function the measure points to:
+:mod:`hoprag.evaluation.hops` (chain coverage, hop-1 recall, hop statistics),
+:mod:`hoprag.evaluation.answers` (EM, F1) and :mod:`hoprag.evaluation.latency`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+
+from hoprag.datasets.schema import Case
+from hoprag.evaluation import answers, hops, latency
+from hoprag.records import Trace
+
+MeasureFn = Callable[[Case, Trace, int | None], float | None]
+_PERCENTILE = re.compile(r"^p(\d{1,2}(?:\.\d+)?|100)$")
+
+
+def _always(case: Case) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A named measure, optionally at cutoff ``k``; ``str(m)`` is e.g. ``"chain_coverage@5"``.
+
+    ``summaries`` say how the runner aggregates the per-case values: ``"mean"`` gives the key
+    ``name``, ``"p95"`` gives ``name_p95`` (linear-interpolation percentile).
+    """
+
+    name: str
+    fn: MeasureFn
+    k: int | None = None
+    default: float | None = 0.0
+    applies: Callable[[Case], bool] = _always
+    summaries: tuple[str, ...] = ("mean",)
+
+    def __post_init__(self) -> None:
+        if self.k is not None and self.k < 1:
+            raise ValueError(f"measure {self.name!r}: cutoff k must be >= 1, got {self.k}")
+        for summary in self.summaries:
+            if summary != "mean" and not _PERCENTILE.match(summary):
+                raise ValueError(
+                    f"measure {self.name!r}: unknown summary {summary!r}; use 'mean' or 'pNN' (e.g. 'p95')"
+                )
+
+    def __str__(self) -> str:
+        return self.name if self.k is None else f"{self.name}@{self.k}"
+
+    @property
+    def label(self) -> str:
+        return str(self)
+
+    def at(self, k: int) -> Measure:
+        """The same measure at another cutoff."""
+        return replace(self, k=k)
+
+    def __matmul__(self, k: int) -> Measure:
+        return self.at(k)
+
+    def compute(self, case: Case, trace: Trace | None) -> float | None:
+        """The case's value: ``None`` if not applicable, ``default`` if no trace, else ``fn``."""
+        if not self.applies(case):
+            return None
+        if trace is None:
+            return self.default
+        return self.fn(case, trace, self.k)
+
+
+ChainCoverage = Measure("chain_coverage", hops.chain_coverage, applies=hops.has_chains)
+Hop1Recall = Measure("hop1_recall", hops.hop1_recall, applies=hops.has_starting_facts)
+AnswerEM = Measure("answer_em", answers.answer_em, applies=answers.answer_applies)
+AnswerF1 = Measure("answer_f1", answers.answer_f1, applies=answers.answer_applies)
+LatencyMs = Measure("latency_ms", latency.trace_latency_ms, default=None, summaries=("p50", "p95"))
+Hops = Measure("hops", hops.max_hop, default=None)
+Steps = Measure("steps", hops.step_count, default=None)
+EvidenceCount = Measure("evidence_count", hops.evidence_count, default=None)
+
+CUTOFF_MEASURES = (ChainCoverage, Hop1Recall)
+PLAIN_MEASURES = (AnswerEM, AnswerF1, LatencyMs, Hops, Steps, EvidenceCount)
+
+
+def default_measures(ks: Iterable[int] = (2, 5, 10)) -> list[Measure]:
+    """Every cutoff measure at each k (in the order given), then the cutoff-free ones."""
+    ks = list(dict.fromkeys(ks))
+    if not ks:
+        raise ValueError("ks is empty; pass at least one cutoff, e.g. ks=(2, 5, 10)")
+    return [m.at(k) for m in CUTOFF_MEASURES for k in ks] + list(PLAIN_MEASURES)

@@ -1,0 +1,168 @@
+"""Score traces (from any pipeline) against cases: one row per case plus aggregates.
+
+Pairing rules:
+- a case with no trace gets every measure's default (0 for coverage, recall, EM, F1; N/A for
+  latency and hop statistics) and is counted in ``missing_traces``; it is never dropped;
+- a trace whose ``case_id`` names no case is not scored, only counted in ``unknown_traces``;
+- several traces for one case: the last one in the list wins; the extra ones are counted in
+  ``duplicate_traces``.
+
+Aggregates: for each measure summary ``"mean"``, the mean over the cases where the value is not
+``None`` (``None`` itself when no case applies); for ``"pNN"``, ``<name>_pNN`` is the
+linear-interpolation percentile of those values. Where some case was N/A, ``n_<measure>`` (cases
+in the mean) and ``na_<measure>`` (cases left out) are reported too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hoprag.datasets.schema import Case
+from hoprag.errors import InputError
+from hoprag.evaluation.latency import percentile
+from hoprag.evaluation.measures import Measure, default_measures
+from hoprag.records import Trace, read_jsonl_dicts
+
+GROUP_KEYS = ("question_type", "dataset")
+_UNGROUPED = "(none)"
+
+
+def read_traces(path: str | Path) -> list[Trace]:
+    """Read a trace JSONL file (one trace per line) from hoprag or any other pipeline.
+
+    A malformed line, a missing or empty ``case_id`` or a bad field raises :class:`InputError`
+    naming the file and line.
+    """
+    source = str(path)
+    traces: list[Trace] = []
+    for number, obj in read_jsonl_dicts(path):
+        case_id = obj.get("case_id")
+        if case_id is None or not str(case_id).strip():
+            raise InputError(
+                "trace has no case_id",
+                source=source,
+                line=number,
+                field="case_id",
+                fix="give every trace the case_id of the case it answers",
+            )
+        try:
+            traces.append(Trace.from_dict(obj))
+        except KeyError as exc:
+            name = str(exc.args[0])
+            raise InputError(
+                f"trace {case_id!r} is missing a field",
+                source=source,
+                line=number,
+                field=name,
+                fix=f"add '{name}' (hits and evidence need at least 'doc_id'; steps need 'step_id')",
+            ) from None
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise InputError(
+                f"trace {case_id!r} is invalid: {exc}",
+                source=source,
+                line=number,
+                fix="write traces with hoprag.records.Trace.to_dict or follow its field types",
+            ) from None
+    return traces
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    """Per-case rows, aggregates and the configuration that produced them."""
+
+    aggregate: dict[str, float | None]
+    cases: list[dict[str, Any]]
+    measures: tuple[Measure, ...]
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"aggregate": {...}, "cases": [...], "config": {...}}``: JSON-serialisable."""
+        return {
+            "aggregate": dict(self.aggregate),
+            "cases": [dict(row) for row in self.cases],
+            "config": dict(self.config),
+        }
+
+    def aggregate_by(self, key: str) -> dict[str, dict[str, float | None]]:
+        """Aggregates per value of ``key`` (``question_type`` or ``dataset``); unset is ``(none)``."""
+        if key not in GROUP_KEYS:
+            raise ValueError(f"cannot group by {key!r}; valid keys: {', '.join(GROUP_KEYS)}")
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for row in self.cases:
+            value = row.get(key)
+            groups.setdefault(_UNGROUPED if value is None else str(value), []).append(row)
+        return {name: _aggregate_rows(rows, self.measures) for name, rows in sorted(groups.items())}
+
+
+def evaluate(
+    cases: Sequence[Case],
+    traces: Iterable[Trace],
+    ks: Iterable[int] = (2, 5, 10),
+    *,
+    measures: Sequence[Measure] | None = None,
+) -> EvalResult:
+    """Score ``traces`` against ``cases`` with ``measures`` (default: :func:`default_measures(ks)`)."""
+    ks = tuple(ks)
+    chosen = tuple(measures) if measures is not None else tuple(default_measures(ks))
+    labels = [str(m) for m in chosen]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"measures have duplicate names: {labels}")
+    known: dict[str, Case] = {}
+    for case in cases:
+        if case.case_id in known:
+            raise InputError(
+                f"duplicate case_id {case.case_id!r}",
+                field="case_id",
+                fix="give every case a unique case_id",
+            )
+        known[case.case_id] = case
+
+    by_case: dict[str, Trace] = {}
+    unknown = duplicates = 0
+    for trace in traces:
+        if trace.case_id not in known:
+            unknown += 1
+            continue
+        if trace.case_id in by_case:
+            duplicates += 1
+        by_case[trace.case_id] = trace  # the last one wins
+
+    rows = [_row(case, by_case.get(case.case_id), chosen) for case in known.values()]
+    aggregate = _aggregate_rows(rows, chosen)
+    aggregate["unknown_traces"] = unknown
+    aggregate["duplicate_traces"] = duplicates
+    datasets = sorted({str(c.dataset) for c in known.values() if c.dataset is not None})
+    config = {"ks": list(ks), "measures": labels, "datasets": datasets}
+    return EvalResult(aggregate=aggregate, cases=rows, measures=chosen, config=config)
+
+
+def _row(case: Case, trace: Trace | None, measures: Sequence[Measure]) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "case_id": case.case_id,
+        "question_type": case.question_type,
+        "dataset": case.dataset,
+    }
+    for measure in measures:
+        row[str(measure)] = measure.compute(case, trace)
+    row["stop_reason"] = None if trace is None else trace.stop_reason
+    row["missing_trace"] = trace is None
+    return row
+
+
+def _aggregate_rows(rows: Sequence[dict[str, Any]], measures: Sequence[Measure]) -> dict[str, Any]:
+    out: dict[str, Any] = {"cases": len(rows), "missing_traces": sum(bool(r["missing_trace"]) for r in rows)}
+    for measure in measures:
+        label = str(measure)
+        values = [float(r[label]) for r in rows if r[label] is not None]
+        for summary in measure.summaries:
+            if summary == "mean":
+                out[label] = sum(values) / len(values) if values else None
+            else:
+                out[f"{label}_{summary}"] = percentile(values, float(summary[1:]))
+        if len(values) < len(rows):
+            out[f"n_{label}"] = len(values)
+            out[f"na_{label}"] = len(rows) - len(values)
+    return out
