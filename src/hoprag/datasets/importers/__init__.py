@@ -1,0 +1,61 @@
+"""Benchmark importers: HotpotQA, MuSiQue, 2WikiMultihopQA and BEIR into evidence-chain cases.
+
+``import_dataset`` reads one format's files (plus optional pooled passage corpora) into cases and a
+deduplicated document corpus; ``write_import`` stores them as ``cases.jsonl`` and ``corpus.jsonl``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from hoprag.datasets.importers import beir, hotpotqa, musique, twowiki
+from hoprag.datasets.importers.common import STAT_KEYS, ImportResult, ImportState
+from hoprag.datasets.passages import load_passage_corpus
+from hoprag.datasets.schema import write_cases
+from hoprag.errors import InputError, UnknownFormatError
+from hoprag.records import write_records
+
+_PER_FILE: dict[str, Callable[[Path, ImportState], None]] = {
+    "hotpotqa": hotpotqa.import_file,
+    "musique": musique.import_file,
+    "2wiki": twowiki.import_file,
+}
+FORMATS = (*_PER_FILE, "beir")
+
+__all__ = ["FORMATS", "STAT_KEYS", "ImportResult", "import_dataset", "write_import"]
+
+
+def import_dataset(fmt: str, files: Sequence[Path], extra_corpora: Sequence[Path] = ()) -> ImportResult:
+    """Import benchmark files of one format; ``extra_corpora`` are passage corpora appended (deduplicated).
+
+    Raises ``UnknownFormatError`` for a format not in :data:`FORMATS` and ``InputError`` for
+    unreadable or malformed input (naming the file, record and field).
+    """
+    if fmt not in FORMATS:
+        raise UnknownFormatError(
+            f"unknown dataset format {fmt!r}", field="format", fix=f"use one of: {', '.join(FORMATS)}"
+        )
+    paths = [Path(f) for f in files]
+    if not paths:
+        raise InputError(f"no {fmt} files given", fix="pass at least one dataset file")
+    state = ImportState(fmt)
+    if fmt == "beir":
+        beir.import_files(paths, state)
+    else:
+        for path in paths:
+            _PER_FILE[fmt](path, state)
+    for corpus in extra_corpora:
+        before = len(state.builder)
+        for doc in load_passage_corpus(corpus, source=fmt):
+            state.builder.add(doc)
+        state.extra_documents += len(state.builder) - before
+    return state.result()
+
+
+def write_import(result: ImportResult, out_dir: Path) -> None:
+    """Write ``out_dir/cases.jsonl`` (native case format) and ``out_dir/corpus.jsonl`` (documents)."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_cases(out_dir / "cases.jsonl", result.cases)
+    write_records(out_dir / "corpus.jsonl", result.documents)

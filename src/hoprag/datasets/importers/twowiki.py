@@ -1,0 +1,174 @@
+"""2WikiMultihopQA (JSON arrays) to evidence-chain cases.
+
+Supporting facts become sentence facts as in HotpotQA. An evidence triple ``[subject, relation,
+object]`` whose subject and object both name supporting paragraphs is a hop: edges from the facts of
+the subject's paragraph to the facts of the object's paragraph, ``bridge_field`` = relation,
+``bridge_value`` = object. Triples ending in a value (a date, a country not among the paragraphs)
+add no edge. Records without ``evidences`` (as in some redistributed copies) get no edges.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hoprag.datasets.importers.common import (
+    CaseDraft,
+    ImportState,
+    RecordRef,
+    normalise,
+    optional,
+    read_json_records,
+    record_id,
+    require,
+    sentence_context,
+    sentence_facts,
+    title_variants,
+    token_coverage,
+)
+
+DATASET = "2wiki"
+
+
+def import_file(path: Path, state: ImportState) -> None:
+    for ref, record in read_json_records(path, DATASET):
+        state.records += 1
+        import_record(record, ref, state)
+
+
+def import_record(record: dict[str, Any], ref: RecordRef, state: ImportState) -> None:
+    original_id = record_id(require(record, "_id", object, ref, DATASET))
+    question = require(record, "question", str, ref, DATASET)
+    answer = require(record, "answer", str, ref, DATASET)
+    question_type = require(record, "type", str, ref, DATASET)
+    supporting = require(record, "supporting_facts", list, ref, DATASET)
+    context = require(record, "context", list, ref, DATASET)
+    evidences = optional(record, "evidences", list, ref, DATASET, None)
+    if not state.claim_id(original_id, ref):
+        return
+    draft = CaseDraft(
+        case_id=original_id,
+        query=question,
+        ref=ref,
+        answers=[answer],
+        question_type=question_type,
+        metadata={"original_id": original_id},
+    )
+    paragraphs = sentence_context(context, ref, state, draft)
+    by_title = sentence_facts(supporting, paragraphs, ref, state, draft)
+    draft.entities = list(by_title)
+    draft.distractors = [p.document.id for t, p in paragraphs.items() if t not in by_title]
+    if evidences is None:
+        if len(by_title) > 1:
+            draft.warn("record has no 'evidences'; no edges derived")
+    else:
+        _evidence_edges(evidences, by_title, ref, draft)
+    state.finish(draft)
+
+
+def match_title(name: str, titles: list[str]) -> str | None:
+    """The supporting title ``name`` refers to: exact (case-insensitive), else a unique normalised match."""
+    exact = [t for t in titles if t.casefold() == name.casefold()]
+    if exact:
+        return exact[0]
+    wanted = normalise(name)
+    loose = [t for t in titles if wanted and wanted in title_variants(t)]
+    return loose[0] if len(loose) == 1 else None
+
+
+def assign_subjects(subjects: list[str], titles: list[str]) -> dict[str, str]:
+    """Map each triple subject to the supporting paragraph it is about.
+
+    Evidence subjects often differ from page titles ("Jarosław of Opole" for "Jarosław, Duke of
+    Opole"; an original-language film name for its English page). Matching goes: exact or normalised
+    title, then the largest share of the subject's words found in a free title, then, when exactly
+    one subject and one title are left, the two are paired.
+    """
+    assigned: dict[str, str] = {}
+    for subject in subjects:
+        title = match_title(subject, titles)
+        if title is not None and title not in assigned.values():
+            assigned[subject] = title
+    scored = sorted(
+        (
+            (-token_coverage(title, subject), i, subject, title)
+            for i, subject in enumerate(subjects)
+            if subject not in assigned
+            for title in titles
+            if token_coverage(title, subject) > 0
+        ),
+        key=lambda row: (row[0], row[1]),
+    )
+    for _, _, subject, title in scored:
+        if subject not in assigned and title not in assigned.values():
+            assigned[subject] = title
+    left_subjects = [s for s in subjects if s not in assigned]
+    left_titles = [t for t in titles if t not in assigned.values()]
+    if len(left_subjects) == 1 and len(left_titles) == 1:
+        assigned[left_subjects[0]] = left_titles[0]
+    return assigned
+
+
+def object_paragraph(obj: str, source: str, about: dict[str, str], titles: list[str]) -> str | None:
+    """The supporting paragraph (other than ``source``) that a triple's object names, if any.
+
+    Exact names first (a title, or the subject of another triple); otherwise the paragraph whose title
+    or subject names cover the most of the object's words, more than half of them ("Nathan H. Juran"
+    for "Nathan Juran"). Objects that are values (dates, countries not among the paragraphs) match none.
+    """
+    names: dict[str, set[str]] = {t: {t} for t in titles if t != source}
+    for subject, title in about.items():
+        if title in names:
+            names[title].add(subject)
+    for title, aliases in names.items():
+        if any(a.casefold() == obj.casefold() for a in aliases):
+            return title
+    loose = match_title(obj, list(names))
+    if loose is not None:
+        return loose
+    best, best_score = None, 0.0
+    for title, aliases in names.items():
+        score = max(token_coverage(a, obj) for a in aliases)
+        if score > best_score:
+            best, best_score = title, score
+    return best if best_score > 0.5 else None
+
+
+def _evidence_edges(
+    evidences: list[Any], by_title: dict[str, list[str]], ref: RecordRef, draft: CaseDraft
+) -> None:
+    triples: list[tuple[str, str, str]] = []
+    for i, triple in enumerate(evidences):
+        if not (isinstance(triple, list) and len(triple) == 3 and all(isinstance(x, str) for x in triple)):
+            raise ref.error(
+                f"evidences[{i}] is not [subject, relation, object]",
+                field="evidences",
+                fix="give every evidence as three strings [subject, relation, object]",
+            )
+        triples.append((triple[0], triple[1], triple[2]))
+    titles = list(by_title)
+    subjects = list(dict.fromkeys(t[0] for t in triples))
+    about = assign_subjects(subjects, titles)
+    children: dict[str, set[str]] = {}
+    for subject, relation, obj in triples:
+        source = about.get(subject)
+        target = None if source is None else object_paragraph(obj, source, about, titles)
+        # A hop never leads back to a paragraph it came from (e.g. a spouse triple stated both ways).
+        if source is None or target is None or _reaches(children, target, source):
+            continue
+        children.setdefault(source, set()).add(target)
+        for from_fact in by_title[source]:
+            for to_fact in by_title[target]:
+                draft.add_edge(from_fact, to_fact, relation, obj)
+
+
+def _reaches(children: dict[str, set[str]], start: str, goal: str) -> bool:
+    stack, seen = [start], set()
+    while stack:
+        node = stack.pop()
+        if node == goal:
+            return True
+        if node not in seen:
+            seen.add(node)
+            stack.extend(children.get(node, ()))
+    return False
