@@ -1,0 +1,241 @@
+"""The ``hoprag`` command line. Each command is a thin call into one public function."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from hoprag.errors import HopragError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Build and prove multi-hop retrieval-augmented generation.",
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+ENGINES = ("single", "multihop")
+
+
+def _check_engine(engine: str) -> str:
+    if engine not in ENGINES:
+        raise typer.BadParameter(f"unknown engine '{engine}'; valid: {', '.join(ENGINES)}")
+    return engine
+
+
+@app.command("import")
+def import_cmd(
+    fmt: str = typer.Argument(..., metavar="{hotpotqa|musique|2wiki|beir}", help="source format"),
+    files: list[Path] = typer.Argument(..., help="dataset files (a BEIR folder for beir)"),
+    out_dir: Path = typer.Option(..., "--out", help="directory for cases.jsonl and corpus.jsonl"),
+    corpus: list[Path] = typer.Option([], "--corpus", help="extra passage corpus ([{title,text}] or {title: [sentences]})"),
+) -> None:
+    """Import a benchmark into evidence-chain cases and a deduplicated corpus."""
+    from hoprag.datasets.importers import import_dataset, write_import
+
+    result = import_dataset(fmt, list(files), list(corpus))
+    write_import(result, out_dir)
+    for warning in result.warnings[:20]:
+        err.print(f"[yellow]warning:[/] {warning}")
+    if len(result.warnings) > 20:
+        err.print(f"[yellow]… and {len(result.warnings) - 20} more warnings (see cases.jsonl 'warnings')[/]")
+    counts = ", ".join(f"{k}={v}" for k, v in result.stats.items())
+    out.print(f"imported {fmt}: {counts} → {out_dir}/cases.jsonl, {out_dir}/corpus.jsonl")
+
+
+@app.command("index")
+def index_cmd(
+    corpora: list[Path] = typer.Argument(..., help="corpus files (.jsonl/.json) or folders of .md/.txt"),
+    out_dir: Path = typer.Option(..., "--out", help="index directory to write"),
+    chunk_size: int = typer.Option(1200, "--chunk-size", help="maximum characters per chunk"),
+    overlap: int = typer.Option(150, "--overlap", help="characters of trailing sentences repeated in the next chunk"),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Chunk and index documents (BM25) into a persisted index directory with a manifest."""
+    from hoprag.ingest.chunking import ChunkConfig
+    from hoprag.ingest.loaders import load_corpora
+    from hoprag.index.store import IndexConfig, build_index
+    from hoprag.progress import staged_progress
+
+    documents = load_corpora(corpora)
+    config = IndexConfig(chunk=ChunkConfig(max_chars=chunk_size, overlap_chars=overlap))
+    with staged_progress("index", quiet=quiet) as progress:
+        manifest = build_index(documents, out_dir, config, progress=progress)
+    out.print(
+        f"indexed {manifest.document_count} documents as {manifest.chunk_count} chunks → {out_dir} "
+        f"(artifact {manifest.artifact_id}, config {manifest.config_hash})"
+    )
+
+
+@app.command("search")
+def search_cmd(
+    index_dir: Path = typer.Argument(..., help="index directory"),
+    query: str = typer.Argument(...),
+    k: int = typer.Option(10, "-k", "--k", help="number of hits"),
+    as_json: bool = typer.Option(False, "--json", help="print hits as JSON"),
+) -> None:
+    """Ranked hits for a query."""
+    from hoprag.index.store import load_index
+    from hoprag.render import hits_table
+
+    index = load_index(index_dir)
+    hits = index.retriever().retrieve(query, k)
+    if as_json:
+        print(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2))
+        return
+    out.print(hits_table(hits, index.chunks, title=f"{len(hits)} hits for {query!r}"))
+
+
+@app.command("ask")
+def ask_cmd(
+    index_dir: Path = typer.Argument(..., help="index directory"),
+    question: str = typer.Argument(...),
+    engine: str = typer.Option("multihop", "--engine", help="single or multihop"),
+    k: Optional[int] = typer.Option(None, "--k", help="hits per retrieval call"),
+    as_json: bool = typer.Option(False, "--json", help="print the whole Trace as JSON"),
+) -> None:
+    """Answer one question, then show the evidence trail hop by hop."""
+    from hoprag.index.store import load_index
+    from hoprag.pipeline.factory import make_engine
+    from hoprag.render import trace_report
+
+    index = load_index(index_dir)
+    runner = make_engine(_check_engine(engine), index, k=k)
+    trace = runner.answer(question, case_id="ask")
+    if as_json:
+        print(json.dumps(trace.to_dict(), ensure_ascii=False, indent=2))
+        return
+    for renderable in trace_report(trace):
+        out.print(renderable)
+
+
+@app.command("run")
+def run_cmd(
+    index_dir: Path = typer.Argument(..., help="index directory"),
+    cases_file: Path = typer.Argument(..., help="cases.jsonl (only the questions reach the engine)"),
+    out_file: Path = typer.Option(..., "--out", help="traces JSONL, appended as the run goes"),
+    engine: str = typer.Option("multihop", "--engine", help="single or multihop"),
+    k: Optional[int] = typer.Option(None, "--k", help="hits per retrieval call"),
+    resume: bool = typer.Option(True, "--resume/--no-resume", help="skip cases already in --out"),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Answer every case's question and write one Trace per case."""
+    from hoprag.datasets.schema import load_cases
+    from hoprag.index.store import load_index
+    from hoprag.pipeline.factory import make_engine
+    from hoprag.pipeline.runner import questions_from_cases, run_questions
+    from hoprag.progress import progress_bar
+
+    questions = questions_from_cases(load_cases(cases_file))
+    index = load_index(index_dir)
+    runner = make_engine(_check_engine(engine), index, k=k)
+    with progress_bar(f"run {engine}", len(questions), quiet=quiet) as progress:
+        summary = run_questions(runner, questions, out_file, resume=resume, progress=progress)
+    out.print(
+        f"run {summary.run_id}: wrote {summary.written} traces ({summary.resumed} already done, "
+        f"{summary.errors} errors) → {summary.out}"
+    )
+
+
+@app.command("eval")
+def eval_cmd(
+    cases_file: Path = typer.Argument(..., help="cases.jsonl"),
+    traces_file: Path = typer.Argument(..., help="traces.jsonl from any pipeline"),
+    ks: list[int] = typer.Option([2, 5, 10], "--k", help="cut-offs, e.g. --k 2 5 10"),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="write {aggregate, cases} JSON here"),
+) -> None:
+    """Score traces against evidence-chain cases: chain coverage, hop-1 recall, EM/F1, latency."""
+    from hoprag.datasets.schema import load_cases
+    from hoprag.evaluation.runner import evaluate, read_traces
+    from hoprag.render import comparison_table
+
+    result = evaluate(load_cases(cases_file), read_traces(traces_file), ks=tuple(ks))
+    names = [n for n in result.aggregate if not n.startswith(("n_", "na_"))]
+    out.print(comparison_table({traces_file.name: result.aggregate}, names, title=f"evaluation of {traces_file}"))
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(result.to_json(), ensure_ascii=False, indent=2), encoding="utf-8")
+        out.print(f"wrote {json_out}")
+
+
+@app.command("demo")
+def demo_cmd(
+    data_dir: Path = typer.Option(Path("data"), "--data", help="bundled data folder"),
+    out_dir: Path = typer.Option(Path("demo-output"), "--out", help="where the report goes"),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Import the bundled samples, index them, answer every question twice, evaluate, report."""
+    from hoprag.demo import run_demo
+
+    report = run_demo(data_dir, out_dir, quiet=quiet, console=out)
+    out.print(f"report: {report.markdown}  ·  {report.json}")
+
+
+def _register_command_modules() -> None:
+    """Commands of each capability live in ``hoprag.commands.<area>`` and register themselves."""
+    import importlib
+    import pkgutil
+
+    import hoprag.commands as commands
+
+    for module in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        importlib.import_module(f"hoprag.commands.{module.name}").register(app)
+
+
+_register_command_modules()
+
+
+def _expand_variadic_k(argv: list[str]) -> list[str]:
+    """Let ``--k 2 5 10`` mean ``--k 2 --k 5 --k 10`` (and accept ``--k 2,5,10``)."""
+    expanded: list[str] = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if token == "--k" and i + 1 < len(argv):
+            i += 1
+            values = []
+            while i < len(argv) and re.fullmatch(r"\d+(,\d+)*", argv[i]):
+                values.extend(argv[i].split(","))
+                i += 1
+            if not values:
+                expanded.append(token)
+                continue
+            for value in values:
+                expanded.extend(["--k", value])
+            continue
+        expanded.append(token)
+        i += 1
+    return expanded
+
+
+def main() -> None:
+    """Console entry point: clear errors instead of tracebacks for anything hoprag raises."""
+    argv = _expand_variadic_k(sys.argv[1:])
+    try:
+        app(args=argv, standalone_mode=False)
+    except HopragError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        raise SystemExit(2) from None
+    except typer.Exit as exc:
+        raise SystemExit(exc.exit_code) from None
+    except typer.Abort:
+        raise SystemExit(1) from None
+    except Exception as exc:  # click usage errors carry their own message and exit code
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            raise SystemExit(exc.exit_code) from None
+        raise
+
+
+if __name__ == "__main__":
+    main()

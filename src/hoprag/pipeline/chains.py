@@ -1,0 +1,141 @@
+"""Order held evidence by the chains it forms, not by single-passage relevance.
+
+A multi-hop question is answered by a *set* of passages; ranking passages one by one (as single-shot
+retrieval does) lets five near-duplicates of the first hop crowd out the second. So the offline engine
+scores *pairs* — a first-hop passage ``p`` with either a passage ``c`` reached from it through a
+bridge, or another first-hop passage (the two branches of a comparison) — and fills the context with
+the members of the best pairs first::
+
+    pair(p, c) = coverage(p ∪ c) + W_FIRST · s1(p) + W_NEXT · s(c) + W_NAMED · (named(p) + named(c))
+
+* ``coverage`` — IDF-weighted share of the question's (stemmed) content terms that ``p`` and ``c``
+  contain together: a chain should account for the whole question, each passage for a part of it;
+* ``s1(p)`` — p's hop-1 score over the best hop-1 score; ``s(c)`` — c's score in the list that found
+  it over the best score of that hop's lists (hop-1 score for a first-hop partner);
+* ``named`` — 1 when the question names the passage's title (the anchors of a comparison, the
+  first hop of a bridge question), else 0.
+
+Greedy selection adds the members of the best remaining pair until the context is full, then the
+rest of the first hop in rank order. The weights are round numbers chosen once on training-split
+samples, never per dataset.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from hoprag.records import Hit
+
+W_FIRST = 0.5
+W_NEXT = 1.0
+W_NAMED = 0.25
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One conditioned retrieval: the hits found from ``parent`` (a chunk id) through a bridge."""
+
+    parent: str
+    hits: Sequence[Hit]
+
+
+class TermWeights:
+    """Stemmed content terms of chunks and their IDF over the whole chunk collection (built lazily)."""
+
+    def __init__(self, texts: Mapping[str, str], analyze: Callable[[str], list[str]]) -> None:
+        self._texts = texts
+        self._analyze = analyze
+        self._terms: dict[str, frozenset[str]] = {}
+        self._idf: dict[str, float] | None = None
+
+    def terms(self, chunk_id: str) -> frozenset[str]:
+        found = self._terms.get(chunk_id)
+        if found is None:
+            found = frozenset(self._analyze(self._texts[chunk_id]))
+            self._terms[chunk_id] = found
+        return found
+
+    def idf(self, term: str) -> float:
+        if self._idf is None:
+            df: dict[str, int] = {}
+            for chunk_id in self._texts:
+                for t in self.terms(chunk_id):
+                    df[t] = df.get(t, 0) + 1
+            n = max(len(self._texts), 1)
+            self._idf = {t: math.log(1.0 + n / (1.0 + c)) for t, c in df.items()}
+            self._default = math.log(1.0 + n)
+        return self._idf.get(term, self._default)
+
+
+def question_coverage(question_terms: set[str], chunk_ids: Sequence[str], weights: TermWeights) -> float:
+    """IDF-weighted share of the question's terms that the given chunks contain together."""
+    total = sum(weights.idf(t) for t in question_terms)
+    if not total or not chunk_ids:
+        return 0.0
+    held = frozenset().union(*(weights.terms(c) for c in chunk_ids))
+    return sum(weights.idf(t) for t in question_terms & held) / total
+
+
+def order_by_chains(
+    question_terms: set[str],
+    first_hop: Sequence[Hit],
+    branches: Sequence[Branch],
+    weights: TermWeights,
+    *,
+    parents: int = 5,
+    per_branch: int = 2,
+    limit: int = 10,
+    named: Callable[[str], bool] = lambda chunk_id: False,
+) -> list[str]:
+    """Chunk ids best first: members of the best-scoring pairs, then the rest of hop 1."""
+    def coverage(*chunk_ids: str) -> float:
+        return question_coverage(question_terms, chunk_ids, weights)
+
+    top1 = max((h.score for h in first_hop), default=0.0) or 1.0
+    s1 = {h.chunk_id: h.score / top1 for h in first_hop}
+    heads = [h.chunk_id for h in first_hop[:parents]]
+    next_best = max((b.hits[0].score for b in branches if b.hits), default=0.0) or 1.0
+
+    pairs: dict[tuple[str, str], float] = {}
+    named_cache: dict[str, float] = {}
+
+    def is_named(chunk_id: str) -> float:
+        if chunk_id not in named_cache:
+            named_cache[chunk_id] = 1.0 if named(chunk_id) else 0.0
+        return named_cache[chunk_id]
+
+    def offer(p: str, c: str, s_c: float) -> None:
+        if p == c:
+            return
+        score = (
+            coverage(p, c)
+            + W_FIRST * s1.get(p, 0.0)
+            + W_NEXT * s_c
+            + W_NAMED * (is_named(p) + is_named(c))
+        )
+        key = (p, c)
+        if score > pairs.get(key, -1.0):
+            pairs[key] = score
+
+    for i, p in enumerate(heads):
+        for c in heads[i + 1 :]:
+            offer(p, c, s1[c])
+    for branch in branches:
+        for hit in branch.hits[:per_branch]:
+            offer(branch.parent, hit.chunk_id, hit.score / next_best)
+
+    order: list[str] = []
+    for (p, c), _ in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0])):
+        if len(order) >= limit:
+            break
+        for chunk_id in (p, c):
+            if chunk_id not in order:
+                order.append(chunk_id)
+    for hit in first_hop:
+        if hit.chunk_id not in order:
+            order.append(hit.chunk_id)
+    if not order and first_hop:
+        order = [h.chunk_id for h in first_hop]
+    return order[:limit]

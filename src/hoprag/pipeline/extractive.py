@@ -1,0 +1,144 @@
+"""Offline extractive answering: pick a short span from held evidence, and cite where it came from.
+
+No model is involved. Sentences of the evidence are scored by how many of the question's content
+words they contain (IDF-free, so the answer does not depend on corpus statistics); candidate spans in
+the best sentences are entities, dates, numbers and quoted titles that the question does not already
+name, filtered by the answer type the question's wh-word asks for. Yes/no questions and two-option
+questions ("A or B?") answer with an option drawn from the evidence. Every claim cites the evidence
+chunk (and hop) its sentence came from; the answer abstains when no evidence is held.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from hoprag.pipeline.bridges import extract_bridges
+from hoprag.pipeline.text import content_tokens, fold, sentences_with_offsets, tokens
+from hoprag.records import Answer, Citation, Claim, Evidence
+
+_YES_NO = re.compile(
+    r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall)\b", re.I
+)
+_OPTIONS = re.compile(r",?\s*([^,?]+?)\s+or\s+([^,?]+?)\s*\?\s*$", re.I)
+_NUMBER = re.compile(r"\b\d[\d,.]*(?:\s*(?:%|percent|years?|months?|days?|hours?|minutes?))?")
+_KIND_FOR = {
+    "when": ("date",),
+    "year": ("date",),
+    "how many": ("number",),
+    "how much": ("number",),
+    "how long": ("number",),
+    "how old": ("number",),
+}
+
+
+def _wanted_kinds(question: str) -> tuple[str, ...]:
+    q = question.lower()
+    for cue, kinds in _KIND_FOR.items():
+        if cue in q:
+            return kinds
+    return ("entity", "quoted", "identifier")
+
+
+def _options(question: str) -> tuple[str, str] | None:
+    match = _OPTIONS.search(question)
+    if not match:
+        return None
+    left = match.group(1).split(":")[-1]
+    # keep the tail of the left option after the last wh/preposition word
+    left = re.split(r"\b(?:first|earlier|later|older|younger|more|less|which|who|what|between)\b", left)[-1]
+    a, b = left.strip(" \"'"), match.group(2).strip(" \"'")
+    if not a or not b:
+        return None
+    return a, b
+
+
+def _sentences(evidence: Sequence[Evidence]) -> list[tuple[Evidence, str]]:
+    out: list[tuple[Evidence, str]] = []
+    for item in evidence:
+        for start, end in sentences_with_offsets(item.text):
+            out.append((item, item.text[start:end]))
+    return out
+
+
+def _cite(item: Evidence) -> Citation:
+    return Citation(chunk_id=item.chunk_id, doc_id=item.doc_id, hop=item.hop)
+
+
+def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: float = 0.0) -> Answer:
+    """An extractive answer from ``evidence`` (best first) with claims citing their sources."""
+    if not evidence:
+        return Answer(text="", abstained=True, confidence=0.0)
+    q_terms = set(content_tokens(question))
+    scored: list[tuple[float, int, Evidence, str]] = []
+    for order, (item, sentence) in enumerate(_sentences(evidence)):
+        s_terms = set(content_tokens(sentence)) | set(content_tokens(item.title))
+        overlap = len(q_terms & s_terms)
+        scored.append((overlap + 0.5 / (1 + order), order, item, sentence))
+    scored.sort(key=lambda row: (-row[0], row[1]))
+
+    options = _options(question)
+    if _YES_NO.match(question) and not options:
+        text, source = _yes_no(question, scored)
+    elif options:
+        text, source = _choose_option(options, scored)
+    else:
+        text, source = _best_span(question, scored)
+    if source is None:
+        return Answer(text="", abstained=True, confidence=0.0)
+    claims = [Claim(text=f"{text}: {source[1]}", citations=(_cite(source[0]),))]
+    # The chain behind the answer: the best sentence of each other hop's leading evidence.
+    seen_hops = {source[0].hop}
+    for _, _, item, sentence in scored:
+        if item.hop not in seen_hops:
+            seen_hops.add(item.hop)
+            claims.append(Claim(text=sentence, citations=(_cite(item),)))
+    return Answer(text=text, claims=tuple(claims), abstained=False, confidence=confidence)
+
+
+def _best_span(
+    question: str, scored: list[tuple[float, int, Evidence, str]]
+) -> tuple[str, tuple[Evidence, str] | None]:
+    wanted = _wanted_kinds(question)
+    for _, _, item, sentence in scored[:8]:
+        if "number" in wanted:
+            q_tokens = set(tokens(question))
+            for match in _NUMBER.finditer(sentence):
+                if not set(tokens(match.group(0))) <= q_tokens:
+                    return match.group(0).strip(" ,."), (item, sentence)
+            continue
+        candidates = extract_bridges(sentence, question=question, exclude=(), limit=10)
+        for candidate in candidates:
+            if candidate.kind in wanted:
+                return candidate.value, (item, sentence)
+    if scored:
+        _, _, item, sentence = scored[0]
+        return sentence, (item, sentence)
+    return "", None
+
+
+def _choose_option(
+    options: tuple[str, str], scored: list[tuple[float, int, Evidence, str]]
+) -> tuple[str, tuple[Evidence, str] | None]:
+    """Pick the option mentioned first by the best-scoring evidence sentences."""
+    folded = [fold(o) for o in options]
+    for _, _, item, sentence in scored:
+        text = fold(sentence + " " + item.title)
+        for option, key in zip(options, folded):
+            if key and key in text:
+                return option, (item, sentence)
+    _, _, item, sentence = scored[0]
+    return options[0], (item, sentence)
+
+
+def _yes_no(
+    question: str, scored: list[tuple[float, int, Evidence, str]]
+) -> tuple[str, tuple[Evidence, str] | None]:
+    """'yes' when the best sentences jointly contain the question's content words, else 'no'."""
+    q_terms = set(content_tokens(question))
+    held: set[str] = set()
+    for _, _, item, sentence in scored[:4]:
+        held |= set(content_tokens(sentence)) | set(content_tokens(item.title))
+    share = len(q_terms & held) / max(len(q_terms), 1)
+    _, _, item, sentence = scored[0]
+    return ("yes" if share >= 0.75 else "no"), (item, sentence)

@@ -1,0 +1,106 @@
+"""Run an engine over many questions, writing each Trace to disk before anything is scored.
+
+Traces are appended and flushed one by one, so a run that dies half-way keeps what it finished and
+``resume`` picks up where it stopped. A question whose engine call raises still gets a Trace (with
+``error`` set and ``stop_reason="error"``): nothing is silently dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from hoprag.errors import HopragError, InputError
+from hoprag.pipeline.engine import Engine
+from hoprag.records import Answer, Trace, append_record, read_jsonl_dicts
+
+ProgressFn = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Question:
+    """What the system under test may see of a case: its id and its question text."""
+
+    case_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run_id: str
+    written: int
+    resumed: int
+    errors: int
+    out: Path
+
+
+def new_run_id(engine: str) -> str:
+    return f"{engine}-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:6]}"
+
+
+def _done_case_ids(path: Path) -> tuple[set[str], str | None]:
+    if not path.exists():
+        return set(), None
+    done: set[str] = set()
+    run_id: str | None = None
+    for _, obj in read_jsonl_dicts(path):
+        if "case_id" not in obj:
+            raise InputError("trace without case_id", source=str(path), fix="delete the file or fix the line")
+        done.add(str(obj["case_id"]))
+        run_id = run_id or obj.get("run_id")
+    return done, run_id
+
+
+def run_questions(
+    engine: Engine,
+    questions: Sequence[Question],
+    out: str | Path,
+    *,
+    run_id: str | None = None,
+    resume: bool = True,
+    progress: ProgressFn | None = None,
+) -> RunSummary:
+    """Answer every question with ``engine``, appending one Trace per question to ``out``."""
+    out = Path(out)
+    if resume:
+        done, previous_run = _done_case_ids(out)
+    else:
+        done, previous_run = set(), None
+        if out.exists():
+            out.unlink()
+    run_id = run_id or previous_run or new_run_id(engine.name)
+    written = errors = 0
+    todo = [q for q in questions if q.case_id not in done]
+    for index, question in enumerate(todo, start=1):
+        try:
+            trace = engine.answer(question.text, case_id=question.case_id, run_id=run_id)
+        except (HopragError, OSError, ValueError, RuntimeError, TimeoutError) as exc:
+            errors += 1
+            trace = Trace(
+                run_id=run_id,
+                case_id=question.case_id,
+                question=question.text,
+                answer=Answer(text="", abstained=True),
+                stop_reason="error",
+                engine=engine.name,
+                config_hash=getattr(engine, "config_hash", ""),
+                error=f"{type(exc).__name__}: {exc}",
+            )
+        append_record(out, trace)
+        written += 1
+        if progress is not None:
+            progress(index, len(todo))
+    return RunSummary(run_id=run_id, written=written, resumed=len(done), errors=errors, out=out)
+
+
+def questions_from_cases(cases: Sequence) -> list[Question]:
+    """Strip cases down to what the system under test may see."""
+    return [Question(case_id=c.case_id, text=c.query) for c in cases]
+
+
+def dumps_trace(trace: Trace) -> str:
+    return json.dumps(trace.to_dict(), ensure_ascii=False, indent=2)

@@ -1,0 +1,110 @@
+"""Terminal rendering (rich) of hits, traces and metric tables. Pure functions: records in, renderables out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from hoprag.records import Chunk, Hit, Trace
+
+def _snippet(text: str, width: int = 90) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def hits_table(hits: Sequence[Hit], chunks: Mapping[str, Chunk], *, title: str = "") -> Table:
+    table = Table(title=title, show_lines=False)
+    table.add_column("rank", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("title", ratio=1)
+    table.add_column("text", ratio=3)
+    for hit in hits:
+        chunk = chunks.get(hit.chunk_id)
+        table.add_row(str(hit.rank), f"{hit.score:.3f}", hit.title, _snippet(chunk.text if chunk else "", 160))
+    return table
+
+
+def trace_report(trace: Trace, *, hits_per_step: int = 3) -> list[Any]:
+    """The answer first, then the evidence trail (one row per retrieval call), the context, the citations."""
+    parts: list[Any] = []
+    answer = trace.answer
+    headline = "(abstained: no supported answer)" if answer.abstained else answer.text
+    parts.append(
+        Panel(
+            Text(headline, style="bold"),
+            title="answer",
+            subtitle=f"confidence {answer.confidence:.2f} · stop: {trace.stop_reason} · {trace.latency_ms:.1f} ms",
+        )
+    )
+    trail = Table(title="evidence trail (one row per retrieval call; ✓ = kept)", show_lines=True)
+    trail.add_column("step")
+    trail.add_column("hop", justify="right")
+    trail.add_column("issued query", ratio=2)
+    trail.add_column(f"top hits (rank · score · title)", ratio=3)
+    for step in trace.steps:
+        selected = set(step.selected)
+        label = step.step_id + (f" ← {', '.join(step.depends_on)}" if step.depends_on else "")
+        query = _snippet(step.issued_query, 120)
+        if step.bridge.get("value"):
+            query = f"[bold]bridge {step.bridge['value']!r}[/]\n{query}"
+        shown = [h for h in step.hits[:hits_per_step]] + [
+            h for h in step.hits[hits_per_step:] if h.chunk_id in selected
+        ]
+        lines = [
+            f"{'✓' if h.chunk_id in selected else ' '} {h.rank} · {h.score:.2f} · {h.title or h.doc_id}" for h in shown
+        ]
+        if step.error:
+            lines.append(f"[red]error: {step.error}[/]")
+        trail.add_row(label, str(step.hop), query, "\n".join(lines) or "(no hits)")
+    parts.append(trail)
+    context = Table(title="evidence handed to the answerer (best first)")
+    context.add_column("#", justify="right")
+    context.add_column("hop", justify="right")
+    context.add_column("title", ratio=1)
+    context.add_column("text", ratio=3)
+    for position, item in enumerate(trace.evidence, start=1):
+        context.add_row(str(position), str(item.hop), item.title, _snippet(item.text, 140))
+    parts.append(context)
+    if answer.claims:
+        cites = Table(title="reasoning chain: claims and the evidence they cite")
+        cites.add_column("claim", ratio=3)
+        cites.add_column("cites [doc, hop]", ratio=1)
+        for claim in answer.claims:
+            refs = ", ".join(f"[{c.doc_id}, hop {c.hop}]" for c in claim.citations)
+            cites.add_row(_snippet(claim.text, 160), refs)
+        parts.append(cites)
+    return parts
+
+
+def _format(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.3f}" if abs(value) < 100 else f"{value:.1f}"
+    return str(value)
+
+
+def comparison_table(
+    aggregates: Mapping[str, Mapping[str, Any]], metrics: Sequence[str], *, title: str = "", baseline: str | None = None
+) -> Table:
+    """Metrics as rows, runs as columns (fits a terminal), plus the gain of the last run over ``baseline``."""
+    labels = list(aggregates)
+    table = Table(title=title)
+    table.add_column("metric")
+    for label in labels:
+        table.add_column(label, justify="right")
+    gain_of = labels[-1] if baseline in aggregates and len(labels) > 1 else None
+    if gain_of:
+        table.add_column(f"{gain_of} − {baseline}", justify="right")
+    for name in metrics:
+        values = [aggregates[label].get(name) for label in labels]
+        row = [name, *[_format(v) for v in values]]
+        if gain_of:
+            a, b = aggregates[gain_of].get(name), aggregates[baseline].get(name)
+            row.append(f"{a - b:+.3f}" if isinstance(a, (int, float)) and isinstance(b, (int, float)) else "–")
+        table.add_row(*row)
+    return table
