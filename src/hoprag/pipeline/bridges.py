@@ -74,6 +74,8 @@ class BridgeCandidate:
 
 def _trim(value: str) -> str:
     value = value.strip(" \t.,;:'\"")
+    if value.endswith(("'s", "\u2019s")):
+        value = value[:-2]
     # drop trailing connectors left by the regex ("Hall of" -> "Hall")
     words = value.split()
     while words and words[-1].lower() in STOPWORDS:

@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 
 from hoprag.pipeline.bridges import extract_bridges
+from hoprag.pipeline.compare import answer_comparison
 from hoprag.pipeline.text import content_tokens, fold, sentences_with_offsets, tokens
 from hoprag.records import Answer, Citation, Claim, Evidence
 
@@ -81,7 +82,13 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
     if _YES_NO.match(question) and not options:
         text, source = _yes_no(question, scored)
     elif options:
-        text, source = _choose_option(options, scored)
+        compared = answer_comparison(question, evidence)
+        if compared is not None:
+            text, passage = compared
+            sentence = next((sent for _, _, item, sent in scored if item.chunk_id == passage.chunk_id), passage.text)
+            source = (passage, sentence)
+        else:
+            text, source = _choose_option(options, scored)
     else:
         text, source = _best_span(question, scored)
     if source is None:
@@ -96,21 +103,49 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
     return Answer(text=text, claims=tuple(claims), abstained=False, confidence=confidence)
 
 
+def _proximity(sentence: str, value: str, q_terms: set[str], window: int = 4) -> int:
+    """How many question terms occur within ``window`` tokens of the candidate in its sentence."""
+    words = tokens(sentence)
+    target = tokens(value)
+    if not target:
+        return 0
+    for i in range(len(words) - len(target) + 1):
+        if words[i : i + len(target)] == target:
+            around = words[max(0, i - window) : i] + words[i + len(target) : i + len(target) + window]
+            return len(q_terms & set(around))
+    return 0
+
+
+_DEMONYM = re.compile(r"^[A-Z][a-z]+(?:an|ian|ese|ish|ic|i)$")
+
+
 def _best_span(
     question: str, scored: list[tuple[float, int, Evidence, str]]
 ) -> tuple[str, tuple[Evidence, str] | None]:
+    """The best-scoring candidate of the top sentences: sentence score, then closeness to the
+    question's words, multi-word names over single words, nationality adjectives last."""
     wanted = _wanted_kinds(question)
-    for _, _, item, sentence in scored[:8]:
+    q_terms = set(content_tokens(question))
+    best: tuple[float, str, Evidence, str] | None = None
+    for rank, (sentence_score, _, item, sentence) in enumerate(scored[:6]):
         if "number" in wanted:
             q_tokens = set(tokens(question))
             for match in _NUMBER.finditer(sentence):
                 if not set(tokens(match.group(0))) <= q_tokens:
                     return match.group(0).strip(" ,."), (item, sentence)
             continue
-        candidates = extract_bridges(sentence, question=question, exclude=(), limit=10)
-        for candidate in candidates:
-            if candidate.kind in wanted:
-                return candidate.value, (item, sentence)
+        for candidate in extract_bridges(sentence, question=question, exclude=(), limit=10):
+            if candidate.kind not in wanted:
+                continue
+            score = sentence_score + 0.5 * _proximity(sentence, candidate.value, q_terms)
+            score += 0.3 * min(len(candidate.value.split()) - 1, 2)
+            if _DEMONYM.match(candidate.value):
+                score -= 1.0
+            score -= 0.1 * rank
+            if best is None or score > best[0]:
+                best = (score, candidate.value, item, sentence)
+    if best is not None:
+        return best[1], (best[2], best[3])
     if scored:
         _, _, item, sentence = scored[0]
         return sentence, (item, sentence)

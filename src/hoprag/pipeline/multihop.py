@@ -17,7 +17,7 @@ ranks above one reached once. Evidence is ordered by relevance, not by the hop t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from dataclasses import replace
 
@@ -26,6 +26,7 @@ from hoprag.pipeline.bridges import BridgeCandidate, extract_bridges, title_key
 from hoprag.pipeline.engine import MultiHopConfig, Retrieves, _confidence, _evidence, _StepClock, config_hash
 from hoprag.pipeline.extractive import extract_answer
 from hoprag.pipeline.text import Analyzer, fold
+from hoprag.errors import ConfigError
 from hoprag.records import Chunk, Document, Evidence, Hit, HopStep, Trace
 
 
@@ -60,7 +61,11 @@ class MultiHopEngine:
 
     # -- one question ---------------------------------------------------------------------------
 
-    def answer(self, question: str, *, case_id: str = "", run_id: str = "") -> Trace:
+    def answer(
+        self, question: str, *, case_id: str = "", run_id: str = "", seed_chunks: Sequence[str] = ()
+    ) -> Trace:
+        """Answer ``question``. ``seed_chunks`` replaces hop 1 with given chunks (the oracle-hop
+        ablation: the correct prior evidence is supplied and every later hop runs unchanged)."""
         cfg = self.config
         clock = _StepClock()
         steps: list[HopStep] = []
@@ -68,8 +73,12 @@ class MultiHopEngine:
         issued: set[str] = {fold(question)}
         used_bridges: set[str] = set()
 
-        hits = self.retriever.retrieve(question, cfg.k)
-        first = self._step("s1", 1, question, question, hits, hits[: cfg.keep_first_hop], (), {}, clock)
+        if seed_chunks:
+            hits = self._seed_hits(seed_chunks)
+            first = self._step("s1", 1, question, "", hits, hits, (), {"oracle": True}, clock)
+        else:
+            hits = self.retriever.retrieve(question, cfg.k)
+            first = self._step("s1", 1, question, question, hits, hits[: cfg.keep_first_hop], (), {}, clock)
         steps.append(first)
         frontier = self._hold(first, held)
         stop = "no_evidence" if not hits else ""
@@ -164,6 +173,27 @@ class MultiHopEngine:
             latency_ms=round(now - previous, 3),
             cumulative_ms=round(now, 3),
         )
+
+    def _seed_hits(self, chunk_ids: Sequence[str]) -> list[Hit]:
+        hits = []
+        for rank, chunk_id in enumerate(chunk_ids, start=1):
+            chunk = self.chunks.get(chunk_id)
+            if chunk is None:
+                raise ConfigError(f"oracle seed chunk {chunk_id!r} is not in the index; seed with ids from chunks.jsonl")
+            document = self.documents.get(chunk.doc_id)
+            hits.append(
+                Hit(
+                    chunk_id=chunk_id,
+                    doc_id=chunk.doc_id,
+                    score=1.0,
+                    rank=rank,
+                    retriever="oracle",
+                    start=chunk.start,
+                    end=chunk.end,
+                    title=document.title if document else "",
+                )
+            )
+        return hits
 
     def _hold(self, step: HopStep, held: dict[str, Evidence]) -> list[Evidence]:
         new: list[Evidence] = []

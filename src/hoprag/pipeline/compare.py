@@ -1,0 +1,154 @@
+"""Offline answers to date comparisons: "Which film came out first, A or B?", "Who was born later?".
+
+The two options are read from the question; each is matched to the held passage titled by it. When
+the question compares something *of* each option ("whose director died earlier") the passage of the
+linked entity is used instead: the held passage whose title the option's passage mentions. Dates are
+read from the passage text (``2 November 1932``, ``July 23, 1968``, ``1968``): a birth is the first
+date of a biography, a death the date after "died" or after the dash of a ``(born – died)`` range,
+a release or founding the first date otherwise. The option with the earlier (or later) date wins;
+without a date for both options the comparison gives no answer and the caller falls back.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hoprag.pipeline.bridges import title_key
+from hoprag.records import Evidence
+
+_MONTHS = {
+    m: i
+    for i, m in enumerate(
+        "january february march april may june july august september october november december".split(), start=1
+    )
+}
+_DATE = re.compile(
+    r"\b(?:(?P<d1>\d{1,2})\s+(?P<m1>[A-Z][a-z]+)\s+(?P<y1>\d{3,4})"
+    r"|(?P<m2>[A-Z][a-z]+)\s+(?P<d2>\d{1,2}),?\s+(?P<y2>\d{3,4})"
+    r"|(?P<y3>1\d{3}|20\d{2}))\b"
+)
+_LATER = re.compile(r"\b(later|last|more recent(?:ly)?|younger|newer|after|most recent(?:ly)?)\b", re.I)
+_EARLIER = re.compile(r"\b(earlier|first|older|oldest|before|sooner|earliest)\b", re.I)
+_DEATH = re.compile(r"\b(died|death|dies|passed away)\b", re.I)
+_BIRTH = re.compile(r"\b(born|birth|younger|older|age)\b", re.I)
+_LINKED = re.compile(r"\b(director|directors|author|writer|composer|father|mother|founder|creator|performer|producer)\b", re.I)
+_OPTIONS = re.compile(r",\s*(?P<a>[^,?]+?)\s+or\s+(?P<b>[^,?]+?)\s*\??\s*$", re.I)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    options: tuple[str, str]
+    attribute: str  # "birth" | "death" | "date"
+    later_wins: bool
+    linked: bool
+
+
+def parse_comparison(question: str) -> Comparison | None:
+    """A date comparison between two named options, or ``None`` when the question is not one."""
+    match = _OPTIONS.search(question)
+    if not match:
+        return None
+    head = question[: match.start()]
+    later, earlier = _LATER.search(head), _EARLIER.search(head)
+    if not later and not earlier:
+        return None
+    if _DEATH.search(head):
+        attribute = "death"
+    elif _BIRTH.search(head):
+        attribute = "birth"
+    else:
+        attribute = "date"
+    # "younger" means born later; "older" born earlier.
+    later_wins = bool(later) and not (earlier and earlier.start() < later.start())
+    return Comparison(
+        options=(match.group("a").strip(" \"'"), match.group("b").strip(" \"'")),
+        attribute=attribute,
+        later_wins=later_wins,
+        linked=bool(_LINKED.search(head)),
+    )
+
+
+def _dates(text: str) -> list[tuple[int, tuple[int, int, int]]]:
+    found = []
+    for m in _DATE.finditer(text):
+        if m.group("y1"):
+            month = _MONTHS.get(m.group("m1").lower())
+            if month is None:
+                continue
+            found.append((m.start(), (int(m.group("y1")), month, int(m.group("d1")))))
+        elif m.group("y2"):
+            month = _MONTHS.get(m.group("m2").lower())
+            if month is None:
+                continue
+            found.append((m.start(), (int(m.group("y2")), month, int(m.group("d2")))))
+        else:
+            found.append((m.start(), (int(m.group("y3")), 0, 0)))
+    return found
+
+
+def date_of(text: str, attribute: str) -> tuple[int, int, int] | None:
+    dates = _dates(text)
+    if not dates:
+        return None
+    if attribute == "death":
+        died = _DEATH.search(text)
+        if died:
+            after = [d for pos, d in dates if pos > died.start()]
+            if after:
+                return after[0]
+        dash = re.search(r"[–—-]\s*(?=\d|[A-Z][a-z]+ \d)", text[:200])
+        if dash:
+            after = [d for pos, d in dates if pos > dash.start()]
+            if after:
+                return after[0]
+        return dates[1][1] if len(dates) > 1 else None
+    return dates[0][1]
+
+
+def _passage_for(option: str, evidence: Sequence[Evidence]) -> Evidence | None:
+    key = title_key(option)
+    for item in evidence:
+        if title_key(item.title) == key:
+            return item
+    for item in evidence:
+        if key and key in title_key(item.title):
+            return item
+    return None
+
+
+def _linked_passage(anchor: Evidence, evidence: Sequence[Evidence]) -> Evidence | None:
+    text = anchor.text
+    for item in evidence:
+        if item.chunk_id != anchor.chunk_id and item.title and title_key(item.title) in title_key(text):
+            return item
+    return None
+
+
+def answer_comparison(question: str, evidence: Sequence[Evidence]) -> tuple[str, Evidence] | None:
+    """``(winning option, the passage its date came from)``, or ``None`` when it cannot decide."""
+    comparison = parse_comparison(question)
+    if comparison is None:
+        return None
+    dated: list[tuple[tuple[int, int, int], str, Evidence]] = []
+    for option in comparison.options:
+        passage = _passage_for(option, evidence)
+        if passage is None:
+            return None
+        if comparison.linked:
+            passage = _linked_passage(passage, evidence) or passage
+        attribute = comparison.attribute
+        if comparison.linked and attribute == "date":
+            attribute = "birth"
+        when = date_of(passage.text, attribute)
+        if when is None:
+            return None
+        dated.append((when, option, passage))
+    (first, a, pa), (second, b, pb) = dated
+    if first == second:
+        return None
+    a_later = first > second
+    if a_later == comparison.later_wins:
+        return a, pa
+    return b, pb

@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hoprag.pipeline.bridges import extract_bridges, title_key
+
+pytestmark = pytest.mark.unit
+
+DATA = Path(__file__).parents[1] / "data"
+# A real HotpotQA paragraph ("Nobody's Hero", a supporting fact of the first slice record) and its question.
+_RECORD = json.loads((DATA / "hotpotqa_dev_slice.json").read_text(encoding="utf-8"))[0]
+NOBODYS_HERO = "".join(dict(_RECORD["context"])["Nobody's Hero"])
+QUESTION = (
+    'Which Canadian rock band released a song called "Counterparts" and had a drummer who was inducted '
+    "into the Modern Drummer Hall of Fame?"
+)
+
+
+def values(candidates):
+    return [c.value for c in candidates]
+
+
+def test_bridge_entity_of_a_real_paragraph_ranks_first():
+    found = extract_bridges(NOBODYS_HERO, question=QUESTION, own_title="Nobody's Hero")
+    assert values(found)[0] == "Rush"
+    assert "Neil Peart" in values(found)
+
+
+def test_values_the_question_already_names_are_not_bridges():
+    found = values(extract_bridges(NOBODYS_HERO, question=QUESTION, own_title="Nobody's Hero", limit=20))
+    assert "Counterparts" not in found and "Canadian" not in found
+    assert "Nobody's Hero" not in found  # the passage's own title is not a bridge
+
+
+def test_a_candidate_that_names_a_document_is_preferred():
+    plain = values(extract_bridges(NOBODYS_HERO, question=QUESTION, own_title="Nobody's Hero"))
+    linked = values(
+        extract_bridges(NOBODYS_HERO, question=QUESTION, own_title="Nobody's Hero", known_titles={"neil peart"})
+    )
+    assert plain.index("Neil Peart") > 0
+    assert linked[0] == "Neil Peart"
+
+
+def test_identifiers_and_dates_have_their_own_kinds():
+    text = "Project Orion acquires Plan KP-214 (Tern Pro) for 400 aerial sensor units from 1 March 2026."
+    found = {c.value: c.kind for c in extract_bridges(text, question="Which plan did Project Orion buy?", limit=10)}
+    assert found["KP-214"] == "identifier"
+    assert found["1 March 2026"] == "date"
+    assert "Project Orion" not in found
+
+
+def test_excluded_values_are_skipped_and_limit_is_respected():
+    found = extract_bridges(NOBODYS_HERO, question=QUESTION, exclude=("Rush",), limit=2)
+    assert len(found) == 2 and "Rush" not in values(found)
+
+
+@pytest.mark.parametrize(
+    "title, key",
+    [
+        ("Forbidden Ground (2013 film)", "forbidden ground"),
+        ("The von Trapps", "von trapps"),
+        ("Pál Gábor", "pal gabor"),
+        ("  A Hard Day's Night (film) ", "hard day's night"),
+    ],
+)
+def test_title_key(title, key):
+    assert title_key(title) == key

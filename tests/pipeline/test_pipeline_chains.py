@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from hoprag.pipeline.chains import W_FIRST, W_NAMED, W_NEXT, Branch, TermWeights, order_by_chains, question_coverage
+from hoprag.records import Hit
+
+pytestmark = pytest.mark.unit
+
+
+def hit(chunk_id: str, score: float, rank: int) -> Hit:
+    return Hit(chunk_id=chunk_id, doc_id=chunk_id, score=score, rank=rank, retriever="bm25")
+
+
+def weights(texts: dict[str, str]) -> TermWeights:
+    return TermWeights(texts, lambda text: text.split())
+
+
+def test_idf_and_coverage_arithmetic():
+    w = weights({"a": "alpha beta", "b": "gamma", "c": "alpha"})
+    # N = 3; df(alpha) = 2, df(gamma) = 1
+    assert w.idf("alpha") == pytest.approx(math.log(1 + 3 / 3))
+    assert w.idf("gamma") == pytest.approx(math.log(1 + 3 / 2))
+    idf_a, idf_g = math.log(2), math.log(2.5)
+    assert question_coverage({"alpha", "gamma"}, ["a"], w) == pytest.approx(idf_a / (idf_a + idf_g))
+    assert question_coverage({"alpha", "gamma"}, ["a", "b"], w) == pytest.approx(1.0)
+    assert question_coverage({"alpha"}, [], w) == 0.0
+
+
+def test_a_bridged_pair_that_covers_the_question_outranks_first_hop_near_duplicates():
+    # Question terms: song, band, drummer. p1 and p2 are near-duplicates about the song; c (reached
+    # through a bridge from p1) is the drummer's page.
+    texts = {"p1": "song band", "p2": "song band", "p3": "song", "c": "drummer", "x": "unrelated"}
+    w = weights(texts)
+    first = [hit("p1", 10.0, 1), hit("p2", 9.0, 2), hit("p3", 5.0, 3)]
+    branches = [Branch(parent="p1", hits=[hit("c", 8.0, 1), hit("x", 4.0, 2)])]
+    order = order_by_chains({"song", "band", "drummer"}, first, branches, w, limit=5)
+    assert order[:2] == ["p1", "c"]
+    assert set(order) == {"p1", "p2", "p3", "c", "x"}
+
+
+def test_pair_score_formula_decides_between_two_continuations():
+    # Both continuations cover the rest of the question; c1 has the better conditioned score.
+    texts = {"p": "alpha", "c1": "beta", "c2": "beta"}
+    w = weights(texts)
+    first = [hit("p", 4.0, 1)]
+    branches = [Branch(parent="p", hits=[hit("c2", 3.0, 1)]), Branch(parent="p", hits=[hit("c1", 6.0, 1)])]
+    order = order_by_chains({"alpha", "beta"}, first, branches, w, limit=3)
+    # pair(p, c1) = 1 + W_FIRST·1 + W_NEXT·(6/6) > pair(p, c2) = 1 + W_FIRST·1 + W_NEXT·(3/6)
+    assert order == ["p", "c1", "c2"]
+    assert W_NEXT * (6 / 6) > W_NEXT * (3 / 6)
+
+
+def test_named_anchors_are_preferred_for_comparisons():
+    texts = {"a": "alpha film", "b": "beta film", "d": "alpha beta film list"}
+    w = weights(texts)
+    first = [hit("d", 10.0, 1), hit("a", 6.0, 2), hit("b", 6.0, 3)]
+    # d alone covers everything; the named pair (a, b) must still come first.
+    order = order_by_chains({"alpha", "beta", "film"}, first, [], w, named=lambda c: c in {"a", "b"}, limit=3)
+    pair_ab = 1.0 + W_FIRST * 0.6 + W_NEXT * 0.6 + 2 * W_NAMED
+    pair_da = 1.0 + W_FIRST * 1.0 + W_NEXT * 0.6 + W_NAMED
+    assert pair_ab > pair_da
+    assert order[:2] == ["a", "b"]
+
+
+def test_empty_inputs():
+    w = weights({"a": "alpha"})
+    assert order_by_chains({"alpha"}, [], [], w) == []
+    assert order_by_chains(set(), [hit("a", 1.0, 1)], [], w) == ["a"]

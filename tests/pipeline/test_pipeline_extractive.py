@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import pytest
+
+from hoprag.pipeline.extractive import extract_answer
+from hoprag.records import Evidence, Hit
+
+pytestmark = pytest.mark.unit
+
+
+def ev(chunk_id: str, title: str, text: str, hop: int = 1, rank: int = 1) -> Evidence:
+    hit = Hit(chunk_id=chunk_id, doc_id=chunk_id.split("#")[0], score=1.0, rank=rank, retriever="bm25")
+    return Evidence(hit=hit, text=text, title=title, hop=hop, step_id=f"s{hop}", sub_query="q")
+
+
+# Real 2WikiMultihopQA sentences.
+FORBIDDEN = ev("forbidden#0", "Forbidden Ground", "Forbidden Ground is a Hungarian film directed by Pál Gábor. It was released in 1968.")
+GABOR = ev(
+    "gabor#0", "Pál Gábor", "Pál Gábor (2 November 1932 – 21 October 1987) was a Hungarian film director and screenwriter.", hop=2
+)
+
+
+def test_no_evidence_abstains():
+    answer = extract_answer("Who directed Forbidden Ground?", [])
+    assert answer.abstained and answer.text == "" and answer.claims == ()
+
+
+def test_entity_answer_with_citation_to_its_sentence():
+    answer = extract_answer("Who directed the film Forbidden Ground?", [FORBIDDEN, GABOR])
+    assert answer.text == "Pál Gábor"
+    first = answer.claims[0]
+    assert first.citations[0].chunk_id == "forbidden#0" and first.citations[0].hop == 1
+    assert "directed by Pál Gábor" in first.text
+    # the other hop's leading evidence is cited as part of the chain
+    assert any(c.citations[0].hop == 2 for c in answer.claims[1:])
+
+
+def test_when_questions_want_a_date():
+    answer = extract_answer("When was Pál Gábor born?", [GABOR])
+    assert answer.text == "2 November 1932"
+
+
+def test_two_option_questions_answer_with_an_option():
+    answer = extract_answer("Which film came out first, Forbidden Ground or Free Guy?", [FORBIDDEN])
+    assert answer.text in {"Forbidden Ground", "Free Guy"}
+    assert answer.text == "Forbidden Ground"  # the only option the evidence mentions
+
+
+def test_yes_no_questions_answer_yes_or_no():
+    yes = extract_answer("Is Forbidden Ground a Hungarian film?", [FORBIDDEN])
+    no = extract_answer("Is Forbidden Ground a Brazilian opera about penguins?", [FORBIDDEN])
+    assert yes.text == "yes" and no.text == "no"
