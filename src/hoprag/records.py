@@ -224,12 +224,18 @@ class Claim:
 
 @dataclass(frozen=True)
 class Answer:
-    """The system's answer; ``confidence`` is a mechanical composite, never a model's self-rating."""
+    """The system's answer; ``confidence`` is a mechanical composite, never a model's self-rating.
+
+    ``partial`` marks an answer given from an incomplete chain (a budget ran out); ``rejected_citations``
+    records citations the synthesiser made to evidence that was not in the buffer.
+    """
 
     text: str
     claims: tuple[Claim, ...] = ()
     abstained: bool = False
     confidence: float = 0.0
+    partial: bool = False
+    rejected_citations: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -241,6 +247,8 @@ class Answer:
             claims=tuple(Claim.from_dict(c) for c in data.get("claims") or ()),
             abstained=bool(data.get("abstained", False)),
             confidence=float(data.get("confidence", 0.0)),
+            partial=bool(data.get("partial", False)),
+            rejected_citations=tuple(str(c) for c in data.get("rejected_citations") or ()),
         )
 
 
@@ -288,6 +296,7 @@ class Trace:
     engine: str = ""
     latency_ms: float = 0.0
     error: str | None = None
+    plan: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -307,6 +316,7 @@ class Trace:
             engine=str(data.get("engine") or ""),
             latency_ms=float(data.get("latency_ms", 0.0)),
             error=data.get("error"),
+            plan=dict(data.get("plan") or {}),
         )
 
 

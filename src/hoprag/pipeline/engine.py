@@ -52,6 +52,13 @@ class MultiHopConfig(BaseModel):
     loop_overlap: float = Field(
         default=0.8, ge=0.0, le=1.0, description="share of a hop's top hits already held that counts as a loop"
     )
+    parallelism: int = Field(default=4, ge=1, description="retrieval calls of one hop run on this many threads")
+    cache_size: int = Field(default=4096, ge=0, description="retrieval results kept by (query, prior evidence); 0 = off")
+    time_budget_ms: float | None = Field(default=None, gt=0, description="stop hopping after this wall time")
+    token_budget: int | None = Field(default=None, gt=0, description="stop hopping after this many model tokens")
+    fallback: Literal["partial", "abstain"] = Field(
+        default="partial", description="when a budget runs out: answer from partial evidence (flagged) or abstain"
+    )
     bridge_weight: int = Field(
         default=2, ge=1, le=5, description="times the bridge is repeated in a conditioned query (its term weight)"
     )

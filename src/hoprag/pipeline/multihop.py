@@ -1,37 +1,48 @@
-"""The offline multi-hop engine: retrieve, extract bridges, issue conditioned queries, fuse, stop.
+"""The multi-hop engine: plan → retrieve layer by layer → follow bridges → rank → judge → synthesise.
 
-Deterministic and model-free. Hop 1 retrieves with the question and keeps its best hits. From each
-kept item the engine extracts bridge candidates (entities, titles, identifiers, dates the question
-does not name) and issues one conditioned query per bridge, ``"<bridge> <question>"``, excluding what
-it already holds. New hits join the buffer and become the frontier of the next hop.
+Every role is swappable (:mod:`hoprag.pipeline.roles`); the defaults are offline and deterministic.
 
-It stops for one of these reasons, recorded in the trace:
-``max_hops`` (the cap was reached), ``no_new_evidence`` (a hop returned only held chunks),
-``loop_detected`` (most of a hop's top hits were already held, or its queries repeat earlier ones),
-``no_bridge`` (nothing left to follow), ``no_evidence`` (hop 1 found nothing).
+1. The planner turns the question into sub-queries with dependencies. Sub-queries of one graph layer
+   run concurrently; a dependent one is conditioned by the expander on its dependencies' evidence.
+2. Once the plan is done and the judge is not yet satisfied, the engine keeps hopping: the expander
+   extracts bridges (entities, titles, identifiers, dates) from what the last hop found and issues
+   one conditioned query per bridge, excluding what is already held.
+3. The reranker orders the buffer by the chains it forms; the synthesiser answers from it.
 
-The final context is ordered by fused relevance: reciprocal-rank fusion over the question's list and
-every conditioned list, so a passage reached from several bridges, or by the question and a bridge,
-ranks above one reached once. Evidence is ordered by relevance, not by the hop that found it.
+Stop reasons, recorded in the trace: ``sufficient`` (the judge), ``max_hops``, ``no_new_evidence``,
+``loop_detected`` (a hop found only parts of held documents, or repeated its queries), ``no_bridge``,
+``no_evidence``, ``time_budget`` / ``token_budget`` (then the fallback policy decides: abstain, or
+answer from partial evidence flagged ``partial``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
-from hoprag.pipeline.chains import Branch, TermWeights, order_by_chains, question_coverage
-from hoprag.pipeline.bridges import BridgeCandidate, extract_bridges, title_key
-from hoprag.pipeline.engine import MultiHopConfig, Retrieves, _confidence, _evidence, _StepClock, config_hash
-from hoprag.pipeline.extractive import extract_answer
-from hoprag.pipeline.text import Analyzer, fold
 from hoprag.errors import ConfigError
-from hoprag.records import Chunk, Document, Evidence, Hit, HopStep, Trace
+from hoprag.pipeline.engine import MultiHopConfig, Retrieves, _confidence, _evidence, _StepClock, config_hash
+from hoprag.pipeline.plan import OfflinePlanner, Plan, Planner, SubQuery
+from hoprag.pipeline.retrieval_cache import RetrievalCache
+from hoprag.pipeline.roles import (
+    BridgeExpander,
+    ChainReranker,
+    Conditioned,
+    CorpusView,
+    CoverageJudge,
+    Expander,
+    ExtractiveSynthesizer,
+    Judge,
+    Reranker,
+    Synthesizer,
+)
+from hoprag.pipeline.text import fold
+from hoprag.records import Answer, Chunk, Document, Evidence, Hit, HopStep, Trace, Usage
 
 
 class MultiHopEngine:
-    """Offline iterative retrieval with bridge-conditioned hops."""
+    """Iterative retrieval with planned and bridge-conditioned hops."""
 
     name = "multihop"
 
@@ -41,265 +52,285 @@ class MultiHopEngine:
         chunks: Mapping[str, Chunk],
         documents: Mapping[str, Document],
         config: MultiHopConfig | None = None,
+        *,
+        planner: Planner | None = None,
+        expander: Expander | None = None,
+        judge: Judge | None = None,
+        reranker: Reranker | None = None,
+        synthesizer: Synthesizer | None = None,
+        on_event=None,
     ) -> None:
         self.retriever = retriever
         self.chunks = chunks
         self.documents = documents
-        self.config = config or MultiHopConfig()
-        self.config_hash = config_hash(self.config, self.name)
-        self._titles: frozenset[str] | None = None
-        self.analyze = Analyzer()
-        texts = {cid: _title_of(c, documents) + "\n" + c.text for cid, c in chunks.items()}
-        self.term_weights = TermWeights(texts, self.analyze)
-
-    @property
-    def known_titles(self) -> frozenset[str]:
-        """Title keys of every document, built once: bridges that name a document are preferred."""
-        if self._titles is None:
-            self._titles = frozenset(title_key(d.title) for d in self.documents.values() if d.title)
-        return self._titles
+        self.config = cfg = config or MultiHopConfig()
+        self.corpus = CorpusView(chunks, documents)
+        self.planner = planner or OfflinePlanner()
+        self.bridges = BridgeExpander(
+            self.corpus, per_evidence=cfg.bridges_per_evidence, max_queries=cfg.max_branches, bridge_weight=cfg.bridge_weight
+        )
+        self.expander = expander or self.bridges
+        self.judge = judge or CoverageJudge(self.corpus, cfg.sufficient_coverage)
+        self.reranker = reranker or ChainReranker(
+            self.corpus, parents=cfg.keep_first_hop, per_branch=cfg.keep_per_branch, limit=cfg.context_k
+        )
+        self.synthesizer = synthesizer or ExtractiveSynthesizer()
+        self.cache = RetrievalCache(cfg.cache_size)
+        self.on_event = on_event
+        self._pool: ThreadPoolExecutor | None = None
+        roles = {r: getattr(self, r).name for r in ("planner", "expander", "judge", "reranker", "synthesizer")}
+        self.config_hash = config_hash(cfg, f"{self.name}:{sorted(roles.items())}")
 
     # -- one question ---------------------------------------------------------------------------
 
-    def answer(
-        self, question: str, *, case_id: str = "", run_id: str = "", seed_chunks: Sequence[str] = ()
-    ) -> Trace:
+    def answer(self, question: str, *, case_id: str = "", run_id: str = "", seed_chunks: Sequence[str] = ()) -> Trace:
         """Answer ``question``. ``seed_chunks`` replaces hop 1 with given chunks (the oracle-hop
         ablation: the correct prior evidence is supplied and every later hop runs unchanged)."""
-        cfg = self.config
-        clock = _StepClock()
-        steps: list[HopStep] = []
-        held: dict[str, Evidence] = {}
-        issued: set[str] = {fold(question)}
-        used_bridges: set[str] = set()
-
-        if seed_chunks:
-            hits = self._seed_hits(seed_chunks)
-            first = self._step("s1", 1, question, "", hits, hits, (), {"oracle": True}, clock)
-        else:
-            hits = self.retriever.retrieve(question, cfg.k)
-            first = self._step("s1", 1, question, question, hits, hits[: cfg.keep_first_hop], (), {}, clock)
-        steps.append(first)
-        frontier = self._hold(first, held)
-        stop = "no_evidence" if not hits else ""
-
-        hop = 1
-        while not stop:
-            if hop >= cfg.max_hops:
-                stop = "max_hops"
-                break
-            hop += 1
-            branches = self._branches(question, frontier, held, used_bridges)
-            if not branches:
-                stop = "no_bridge"
-                break
-            hop_steps: list[HopStep] = []
-            repeated = 0
-            looping = 0
-            for parent, bridge in branches:
-                query = f"{bridge.value} " * self.config.bridge_weight + question
-                if fold(query) in issued:
-                    repeated += 1
-                    continue
-                issued.add(fold(query))
-                exclude = tuple(held)
-                hits = self.retriever.retrieve(query, cfg.k, exclude=exclude)
-                top = hits[: cfg.keep_per_branch]
-                step_id = f"s{len(steps) + len(hop_steps) + 1}"
-                bridge_state = {"value": bridge.value, "kind": bridge.kind, "from_chunk": parent.chunk_id}
-                step = self._step(step_id, hop, bridge.value, query, hits, top, (parent.step_id,), bridge_state, clock)
-                hop_steps.append(step)
-                if self._loops(hits, held):
-                    looping += 1
-            steps.extend(hop_steps)
-            if hop_steps and looping == len(hop_steps):
-                stop = "loop_detected"
-                break
-            if not hop_steps:
-                stop = "loop_detected" if repeated else "no_bridge"
-                break
-            frontier = []
-            for step in hop_steps:
-                frontier.extend(self._hold(step, held))
-            if not frontier:
-                stop = "no_new_evidence"
-            elif self._sufficient(question, steps, held):
-                stop = "sufficient"
-
-        evidence = self._rank(question, steps, held)
-        hops_done = max(s.hop for s in steps)
-        answer = extract_answer(
-            question, evidence, confidence=_confidence(evidence, hops_done=hops_done, hops_wanted=min(2, cfg.max_hops))
-        )
+        run = _Run(self, question, _StepClock())
+        plan = Plan(sub_queries=[SubQuery(order=1, query=question)], planner="oracle") if seed_chunks else self._plan(run)
+        stop = run.execute_plan(plan, seed_chunks)
+        if not stop:
+            stop = run.follow_bridges()
+        evidence = tuple(self.reranker.rerank(question, list(run.held.values()), run.steps))
+        answer = self._answer(run, evidence, stop)
         return Trace(
             run_id=run_id,
             case_id=case_id,
             question=question,
-            steps=tuple(steps),
+            steps=tuple(run.steps),
             evidence=evidence,
             answer=answer,
             stop_reason=stop,
+            usage=run.usage(),
             config_hash=self.config_hash,
             engine=self.name,
-            latency_ms=clock.elapsed_ms(),
+            latency_ms=run.clock.elapsed_ms(),
+            plan=plan.model_dump(),
         )
 
-    # -- parts ----------------------------------------------------------------------------------
+    def map(self, fn, items: Sequence) -> list:
+        """Run ``fn`` over ``items`` on the engine's thread pool (inline for one item or parallelism 1)."""
+        if len(items) <= 1 or self.config.parallelism <= 1:
+            return [fn(item) for item in items]
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.config.parallelism, thread_name_prefix="hoprag-hop")
+        return list(self._pool.map(fn, items))
 
-    def _step(
-        self,
-        step_id: str,
-        hop: int,
-        sub_query: str,
-        issued_query: str,
-        hits: list[Hit],
-        selected: list[Hit],
-        depends_on: tuple[str, ...],
-        bridge: dict,
-        clock: _StepClock,
-    ) -> HopStep:
-        now = clock.elapsed_ms()
-        previous = getattr(clock, "last_ms", 0.0)
-        clock.last_ms = now  # type: ignore[attr-defined]
-        return HopStep(
-            step_id=step_id,
-            hop=hop,
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
+
+    def _plan(self, run: _Run) -> Plan:
+        run.emit("planning", "")
+        return self.planner.plan(run.question)
+
+    def _answer(self, run: _Run, evidence: tuple[Evidence, ...], stop: str) -> Answer:
+        if not evidence:
+            return Answer(text="", abstained=True)
+        hops_done = max(s.hop for s in run.steps)
+        confidence = _confidence(evidence, hops_done=hops_done, hops_wanted=min(2, self.config.max_hops))
+        budget_ran_out = stop in ("time_budget", "token_budget")
+        if budget_ran_out and self.config.fallback == "abstain":
+            return Answer(text="", abstained=True, confidence=0.0)
+        run.emit("synthesising", "")
+        answer = self.synthesizer.answer(run.question, evidence)
+        answer = replace(answer, confidence=confidence if not answer.abstained else 0.0)
+        if budget_ran_out:  # an incomplete chain: say so, never a complete-sounding answer
+            answer = replace(answer, partial=True, confidence=round(answer.confidence * 0.5, 4))
+        return answer
+
+
+class _Run:
+    """The state of one question: held evidence, steps, issued queries, budgets."""
+
+    def __init__(self, engine: MultiHopEngine, question: str, clock: _StepClock) -> None:
+        self.engine = engine
+        self.cfg = engine.config
+        self.question = question
+        self.clock = clock
+        self.steps: list[HopStep] = []
+        self.held: dict[str, Evidence] = {}
+        self.issued: set[str] = {fold(question)}
+        self.used_bridges: set[str] = set()
+        self.frontier: list[Evidence] = []
+        self.hop = 0
+        self.last_ms = 0.0
+
+    # -- bookkeeping ----------------------------------------------------------------------------
+
+    def emit(self, stage: str, detail: str) -> None:
+        if self.engine.on_event is not None:
+            self.engine.on_event(stage, self.hop, detail)
+
+    def usage(self) -> Usage:
+        total = Usage()
+        for role in (self.engine.planner, self.engine.expander, self.engine.judge, self.engine.reranker, self.engine.synthesizer):
+            spent = getattr(role, "usage", None)
+            if isinstance(spent, Usage):
+                total = Usage(
+                    prompt_tokens=total.prompt_tokens + spent.prompt_tokens,
+                    completion_tokens=total.completion_tokens + spent.completion_tokens,
+                    cost=total.cost + spent.cost,
+                )
+        return total
+
+    def budget_stop(self) -> str:
+        if self.cfg.time_budget_ms and self.clock.elapsed_ms() > self.cfg.time_budget_ms:
+            return "time_budget"
+        if self.cfg.token_budget and self.usage().tokens > self.cfg.token_budget:
+            return "token_budget"
+        return ""
+
+    def step(self, *, sub_query: str, issued: str, hits: list[Hit], keep: int, depends_on: tuple[str, ...], bridge: dict, error: str | None = None) -> HopStep:
+        now = self.clock.elapsed_ms()
+        step = HopStep(
+            step_id=f"s{len(self.steps) + 1}",
+            hop=self.hop,
             sub_query=sub_query,
-            issued_query=issued_query,
+            issued_query=issued,
             hits=tuple(hits),
-            selected=tuple(h.chunk_id for h in selected),
+            selected=tuple(h.chunk_id for h in hits[:keep]),
             depends_on=depends_on,
             bridge=bridge,
-            latency_ms=round(now - previous, 3),
+            error=error,
+            latency_ms=round(now - self.last_ms, 3),
             cumulative_ms=round(now, 3),
         )
+        self.last_ms = now
+        self.steps.append(step)
+        return step
+
+    def hold(self, step: HopStep) -> list[Evidence]:
+        new: list[Evidence] = []
+        by_id = {h.chunk_id: h for h in step.hits}
+        for chunk_id in step.selected:
+            if chunk_id not in self.held:
+                item = _evidence(by_id[chunk_id], self.engine.chunks, self.engine.documents, step)
+                self.held[chunk_id] = item
+                new.append(item)
+        return new
+
+    def retrieve(self, query: str, exclude: tuple[str, ...]) -> list[Hit]:
+        return self.engine.cache.get_or_retrieve(self.engine.retriever, query, self.cfg.k, exclude)
+
+    def ranked(self) -> list[Evidence]:
+        return self.engine.reranker.rerank(self.question, list(self.held.values()), self.steps)
+
+    # -- the plan ---------------------------------------------------------------------------------
+
+    def execute_plan(self, plan: Plan, seed_chunks: Sequence[str]) -> str:
+        steps_of: dict[int, list[HopStep]] = {}
+        for layer in plan.layers():
+            if self.hop >= self.cfg.max_hops:
+                return "max_hops"
+            self.hop += 1
+            if self.hop == 1 and seed_chunks:
+                step = self.step(sub_query=self.question, issued="", hits=self._seed_hits(seed_chunks), keep=len(seed_chunks), depends_on=(), bridge={"oracle": True})
+                steps_of[1] = [step]
+                self.frontier = self.hold(step)
+                continue
+            self.emit("searching", "; ".join(s.query for s in layer))
+            jobs = [(sub, self._queries_for(sub, steps_of)) for sub in layer]
+            flat = [(sub, conditioned) for sub, queries in jobs for conditioned in queries]
+            exclude = tuple(self.held)
+            results = self.engine.map(lambda job: self.retrieve(job[1].query, exclude if job[0].depends_on else ()), flat)
+            new: list[Evidence] = []
+            for (sub, conditioned), hits in zip(flat, results):
+                if not hits and not sub.depends_on:
+                    hits, conditioned = self._reformulate(conditioned)
+                depends = tuple(s.step_id for d in sub.depends_on for s in steps_of.get(d, ()))
+                keep = self.cfg.keep_first_hop if not sub.depends_on else self.cfg.keep_per_branch
+                bridge = {"order": sub.order}
+                if conditioned.bridge:
+                    bridge.update(value=conditioned.bridge, kind=conditioned.kind, from_chunk=conditioned.from_chunk)
+                step = self.step(sub_query=sub.query, issued=conditioned.query, hits=hits, keep=keep, depends_on=depends, bridge=bridge)
+                steps_of.setdefault(sub.order, []).append(step)
+                new.extend(self.hold(step))
+            self.frontier = new
+            if not self.held:
+                return "no_evidence"
+            stop = self.budget_stop()
+            if stop:
+                return stop
+            if self.hop >= 2 and self.engine.judge.sufficient(self.question, self.ranked()):
+                return "sufficient"
+        return ""
+
+    def _queries_for(self, sub: SubQuery, steps_of: dict[int, list[HopStep]]) -> list[Conditioned]:
+        if not sub.depends_on:
+            return [Conditioned(query=sub.query)]
+        dep_ids = {s.step_id for d in sub.depends_on for s in steps_of.get(d, ())}
+        evidence = [e for e in self.held.values() if e.step_id in dep_ids]
+        queries = self.engine.expander.condition(self.question, sub.query, evidence)
+        return queries or [Conditioned(query=sub.query)]
+
+    def _reformulate(self, conditioned: Conditioned) -> tuple[list[Hit], Conditioned]:
+        """An empty hop retries once with the query's content words only (quotes, punctuation gone)."""
+        words = [w for w in fold(conditioned.query).replace('"', " ").split() if len(w) > 2]
+        retry = " ".join(words)
+        if not retry or retry == fold(conditioned.query):
+            return [], conditioned
+        hits = self.retrieve(retry, ())
+        return hits, replace(conditioned, query=retry)
 
     def _seed_hits(self, chunk_ids: Sequence[str]) -> list[Hit]:
         hits = []
         for rank, chunk_id in enumerate(chunk_ids, start=1):
-            chunk = self.chunks.get(chunk_id)
+            chunk = self.engine.chunks.get(chunk_id)
             if chunk is None:
                 raise ConfigError(f"oracle seed chunk {chunk_id!r} is not in the index; seed with ids from chunks.jsonl")
-            document = self.documents.get(chunk.doc_id)
+            document = self.engine.documents.get(chunk.doc_id)
             hits.append(
-                Hit(
-                    chunk_id=chunk_id,
-                    doc_id=chunk.doc_id,
-                    score=1.0,
-                    rank=rank,
-                    retriever="oracle",
-                    start=chunk.start,
-                    end=chunk.end,
-                    title=document.title if document else "",
-                )
+                Hit(chunk_id=chunk_id, doc_id=chunk.doc_id, score=1.0, rank=rank, retriever="oracle", start=chunk.start, end=chunk.end, title=document.title if document else "")
             )
         return hits
 
-    def _hold(self, step: HopStep, held: dict[str, Evidence]) -> list[Evidence]:
-        new: list[Evidence] = []
-        by_id = {h.chunk_id: h for h in step.hits}
-        for chunk_id in step.selected:
-            if chunk_id in held:
-                continue
-            item = _evidence(by_id[chunk_id], self.chunks, self.documents, step)
-            held[chunk_id] = item
-            new.append(item)
-        return new
+    # -- open-ended bridge hops -------------------------------------------------------------------
 
-    def _branches(
-        self,
-        question: str,
-        frontier: list[Evidence],
-        held: dict[str, Evidence],
-        used: set[str],
-    ) -> list[tuple[Evidence, BridgeCandidate]]:
-        cfg = self.config
-        titles = tuple(e.title for e in held.values())
-        per_item: list[list[tuple[Evidence, BridgeCandidate]]] = []
-        for item in frontier:
-            found = extract_bridges(
-                item.text,
-                question=question,
-                chunk_id=item.chunk_id,
-                exclude=titles,
-                limit=cfg.bridges_per_evidence * 2,
-                known_titles=self.known_titles,
-                own_title=item.title,
+    def follow_bridges(self) -> str:
+        while True:
+            if self.hop >= self.cfg.max_hops:
+                return "max_hops"
+            titles = tuple(e.title for e in self.held.values())
+            branches = self.engine.bridges.condition(
+                self.question, self.question, self.frontier, held_titles=titles, used=self.used_bridges
             )
-            fresh = [(item, b) for b in found if fold(b.value) not in used][: cfg.bridges_per_evidence]
-            per_item.append(fresh)
-        # Interleave items so every frontier item gets its best bridge before any gets a second.
-        branches: list[tuple[Evidence, BridgeCandidate]] = []
-        for depth in range(cfg.bridges_per_evidence):
-            for fresh in per_item:
-                if depth < len(fresh) and len(branches) < cfg.max_branches:
-                    key = fold(fresh[depth][1].value)
-                    if key not in used:
-                        used.add(key)
-                        branches.append(fresh[depth])
-        return branches
+            if not branches:
+                return "no_bridge"
+            self.hop += 1
+            self.emit("searching", "conditioned on " + ", ".join(b.bridge for b in branches[:3]))
+            fresh = [b for b in branches if fold(b.query) not in self.issued]
+            if not fresh:
+                return "loop_detected"
+            exclude = tuple(self.held)
+            results = self.engine.map(lambda b: self.retrieve(b.query, exclude), fresh)
+            hop_steps: list[HopStep] = []
+            looping = 0
+            parents = {e.chunk_id: e.step_id for e in self.held.values()}
+            for branch, hits in zip(fresh, results):
+                self.issued.add(fold(branch.query))
+                bridge = {"value": branch.bridge, "kind": branch.kind, "from_chunk": branch.from_chunk}
+                depends = (parents[branch.from_chunk],) if branch.from_chunk in parents else ()
+                step = self.step(sub_query=branch.bridge, issued=branch.query, hits=hits, keep=self.cfg.keep_per_branch, depends_on=depends, bridge=bridge)
+                hop_steps.append(step)
+                if self._loops(hits):
+                    looping += 1
+            if looping == len(hop_steps):
+                return "loop_detected"
+            self.frontier = [e for step in hop_steps for e in self.hold(step)]
+            if not self.frontier:
+                return "no_new_evidence"
+            stop = self.budget_stop()
+            if stop:
+                return stop
+            if self.engine.judge.sufficient(self.question, self.ranked()):
+                return "sufficient"
 
-    def _sufficient(self, question: str, steps: list[HopStep], held: dict[str, Evidence]) -> bool:
-        """Offline sufficiency: the best chain found so far accounts for most of the question."""
-        threshold = self.config.sufficient_coverage
-        if threshold >= 1.0:
-            return False
-        best = [e.chunk_id for e in self._rank(question, steps, held)[:2]]
-        return question_coverage(set(self.analyze(question)), best, self.term_weights) >= threshold
-
-    def _loops(self, hits: list[Hit], held: dict[str, Evidence]) -> bool:
-        """A hop loops when most of what it finds is what we already hold (same documents)."""
-        top = hits[: max(self.config.keep_per_branch, 3)]
+    def _loops(self, hits: list[Hit]) -> bool:
+        """A hop loops when most of what it finds belongs to documents already held."""
+        top = hits[: max(self.cfg.keep_per_branch, 3)]
         if not top:
             return False
-        held_docs = {e.doc_id for e in held.values()}
-        overlap = sum(1 for h in top if h.doc_id in held_docs) / len(top)
-        return overlap >= self.config.loop_overlap
-
-    def _rank(self, question: str, steps: list[HopStep], held: dict[str, Evidence]) -> tuple[Evidence, ...]:
-        cfg = self.config
-        folded_question = " ".join(fold(question).split())
-        first_hop = [h for h in steps[0].hits if h.chunk_id in held]
-        branches = [
-            Branch(parent=s.bridge["from_chunk"], hits=[h for h in s.hits if h.chunk_id in held])
-            for s in steps[1:]
-            if s.bridge.get("from_chunk")
-        ]
-        order = order_by_chains(
-            set(self.analyze(question)),
-            first_hop,
-            branches,
-            self.term_weights,
-            parents=cfg.keep_first_hop,
-            per_branch=cfg.keep_per_branch,
-            limit=cfg.context_k,
-            named=lambda chunk_id: _names_title(folded_question, held[chunk_id].title),
-        )
-        for chunk_id in held:  # anything held but not placed goes last, in the order it was found
-            if chunk_id not in order and len(order) < cfg.context_k:
-                order.append(chunk_id)
-        ranked = []
-        for position, chunk_id in enumerate(order, start=1):
-            item = held[chunk_id]
-            ranked.append(
-                Evidence(
-                    hit=replace(item.hit, rank=position, retriever=f"chains:{item.hit.retriever}"),
-                    text=item.text,
-                    title=item.title,
-                    hop=item.hop,
-                    step_id=item.step_id,
-                    sub_query=item.sub_query,
-                )
-            )
-        return tuple(ranked)
-
-
-def _title_of(chunk: Chunk, documents: Mapping[str, Document]) -> str:
-    document = documents.get(chunk.doc_id)
-    return document.title if document else ""
-
-
-def _names_title(folded_question: str, title: str) -> bool:
-    """Whether the question names this passage's title (a strong sign it is a chain's anchor)."""
-    key = title_key(title)
-    return len(key) >= 3 and f" {key} " in f" {folded_question.strip('?!. ')} ".replace("?", " ").replace(",", " ")
+        held_docs = {e.doc_id for e in self.held.values()}
+        return sum(1 for h in top if h.doc_id in held_docs) / len(top) >= self.cfg.loop_overlap

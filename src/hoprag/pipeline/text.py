@@ -22,6 +22,8 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])([\"')\]]*)\s+(?=[\"'(\[]?[A-Z0-9\u00C0-\
 
 def fold(text: str) -> str:
     """Lowercase and strip accents, so 'Pál Gábor' and 'Pal Gabor' compare equal."""
+    if text.isascii():
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
 

@@ -1,0 +1,132 @@
+"""Retrieval plans: sub-queries with dependencies, validated as a DAG and grouped into hop layers.
+
+A plan says what to look up and in which order: sub-query 2 ``depends_on`` sub-query 1 when it can
+only be asked with a value sub-query 1 finds (the plan id of "the plan Project Orion acquired").
+Sub-queries whose dependencies are met run together, so a plan's hop number is its graph layer.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from hoprag.errors import ConfigError
+
+MAX_SUBQUERIES = 6
+
+
+class SubQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    order: int = Field(ge=1, description="1-based position; dependencies point to smaller orders")
+    query: str = Field(min_length=1)
+    rationale: str = ""
+    depends_on: list[int] = Field(default_factory=list)
+    target_doc_type: str | None = None
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("sub-query text is blank")
+        return value.strip()
+
+
+class Plan(BaseModel):
+    """A validated plan: unique orders, known dependencies, no cycles, at most ``MAX_SUBQUERIES``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sub_queries: list[SubQuery] = Field(min_length=1)
+    synthesis_hint: str = ""
+    planner: str = "offline"
+
+    @model_validator(mode="after")
+    def _dag(self) -> Plan:
+        if len(self.sub_queries) > MAX_SUBQUERIES:
+            raise ValueError(f"plan has {len(self.sub_queries)} sub-queries; at most {MAX_SUBQUERIES} are allowed")
+        orders = [s.order for s in self.sub_queries]
+        if len(set(orders)) != len(orders):
+            raise ValueError(f"sub-query orders repeat: {orders}")
+        known = set(orders)
+        for sub in self.sub_queries:
+            missing = [d for d in sub.depends_on if d not in known]
+            if missing:
+                raise ValueError(f"sub-query {sub.order} depends on unknown sub-queries {missing}")
+            if sub.order in sub.depends_on:
+                raise ValueError(f"sub-query {sub.order} depends on itself")
+        self.layers()  # raises on a cycle
+        return self
+
+    def by_order(self) -> dict[int, SubQuery]:
+        return {s.order: s for s in self.sub_queries}
+
+    def layers(self) -> list[list[SubQuery]]:
+        """Sub-queries grouped by graph depth (layer 0 has no dependencies); a cycle is an error."""
+        remaining = {s.order: set(s.depends_on) for s in self.sub_queries}
+        placed: set[int] = set()
+        layers: list[list[SubQuery]] = []
+        by_order = self.by_order()
+        while remaining:
+            ready = sorted(o for o, deps in remaining.items() if deps <= placed)
+            if not ready:
+                cycle = sorted(remaining)
+                raise ValueError(f"sub-queries {cycle} depend on each other in a cycle; a plan must be a DAG")
+            layers.append([by_order[o] for o in ready])
+            placed.update(ready)
+            for o in ready:
+                del remaining[o]
+        return layers
+
+
+class Planner(Protocol):
+    name: str
+
+    def plan(self, question: str) -> Plan: ...
+
+
+def validate_plan(data: dict, *, planner: str) -> Plan:
+    """A plan from untrusted (model) output; errors name the problem and the fix."""
+    try:
+        return Plan.model_validate({**data, "planner": planner})
+    except ValueError as exc:
+        raise ConfigError(f"invalid plan from {planner}: {exc}. Fix: ask for a DAG of at most {MAX_SUBQUERIES} sub-queries") from None
+
+
+_OPTIONS = re.compile(r"^(?P<head>.*?),?\s+(?P<a>[^,?]+?)\s+or\s+(?P<b>[^,?]+?)\s*\?\s*$", re.I)
+_BOTH = re.compile(r"^(?:are|were|is|was|do|did|does)\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)\s+both\b(?P<rest>.*)$", re.I)
+
+
+class OfflinePlanner:
+    """Rule-based plans: the question itself, or one branch per compared option.
+
+    "Which film came out first, A or B?" and "Are A and B both shrubs?" become two independent
+    sub-queries (parallel branches, one hop); anything else is one sub-query, and the engine's
+    bridge-following hops find what it depends on.
+    """
+
+    name = "offline"
+
+    def plan(self, question: str) -> Plan:
+        question = question.strip()
+        both = _BOTH.match(question)
+        if both:
+            rest = both.group("rest").strip(" ?")
+            return _branches(question, both.group("a"), both.group("b"), rest)
+        options = _OPTIONS.match(question)
+        if options and len(options.group("head").split()) >= 2:
+            return _branches(question, options.group("a"), options.group("b"), options.group("head"))
+        return Plan(sub_queries=[SubQuery(order=1, query=question, rationale="the question as asked")])
+
+
+def _branches(question: str, a: str, b: str, about: str) -> Plan:
+    about = about.strip()
+    return Plan(
+        sub_queries=[
+            SubQuery(order=1, query=f"{a.strip()} {about}".strip(), rationale=f"facts about {a.strip()}"),
+            SubQuery(order=2, query=f"{b.strip()} {about}".strip(), rationale=f"facts about {b.strip()}"),
+        ],
+        synthesis_hint=f"compare the two branches to answer: {question}",
+    )

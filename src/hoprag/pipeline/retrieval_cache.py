@@ -1,0 +1,40 @@
+"""A bounded, thread-safe cache of retrieval results keyed by (issued query, k, prior evidence ids).
+
+The same conditioned query asked with the same evidence already held returns the same hits, so a
+repeated sub-query (across branches, or questions sharing a bridge) costs one retrieval.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+from hoprag.records import Hit
+
+
+class RetrievalCache:
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple, list[Hit]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get_or_retrieve(self, retriever, query: str, k: int, exclude: Sequence[str]) -> list[Hit]:
+        key = (query, k, tuple(sorted(exclude)))
+        if self.size:
+            with self._lock:
+                found = self._items.get(key)
+                if found is not None:
+                    self._items.move_to_end(key)
+                    self.hits += 1
+                    return found
+        result = retriever.retrieve(query, k, exclude=exclude) if exclude else retriever.retrieve(query, k)
+        if self.size:
+            with self._lock:
+                self.misses += 1
+                self._items[key] = result
+                if len(self._items) > self.size:
+                    self._items.popitem(last=False)
+        return result

@@ -1,0 +1,227 @@
+"""The swappable roles of the multi-hop engine, and their offline (model-free) implementations.
+
+Each role is one method. The offline ones are deterministic and need no network; the LLM-backed
+ones live in :mod:`hoprag.pipeline.llm_roles` and take any :class:`~hoprag.llm.base.LLM`.
+
+- ``Expander.condition(question, sub_query, evidence)`` → the queries that ask ``sub_query`` with
+  what ``evidence`` found (the bridge values) — one query per bridge to follow;
+- ``Judge.sufficient(question, evidence)`` → whether the held evidence answers the question;
+- ``Reranker.rerank(question, evidence, steps)`` → the buffer ordered by relevance (best first);
+- ``Synthesizer.answer(question, evidence)`` → an Answer whose claims cite the evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from hoprag.pipeline.bridges import BridgeCandidate, extract_bridges, title_key
+from hoprag.pipeline.chains import Branch, TermWeights, order_by_chains, question_coverage
+from hoprag.pipeline.extractive import extract_answer
+from hoprag.pipeline.text import Analyzer, fold
+from hoprag.records import Answer, Chunk, Document, Evidence, Hit, HopStep, Usage
+
+
+@dataclass(frozen=True)
+class Conditioned:
+    """A query issued for a sub-query, with the bridge it follows and the evidence it came from."""
+
+    query: str
+    bridge: str = ""
+    kind: str = ""
+    from_chunk: str = ""
+
+
+class Expander(Protocol):
+    name: str
+
+    def condition(self, question: str, sub_query: str, evidence: Sequence[Evidence]) -> list[Conditioned]: ...
+
+
+class Judge(Protocol):
+    name: str
+
+    def sufficient(self, question: str, evidence: Sequence[Evidence]) -> bool: ...
+
+
+class Reranker(Protocol):
+    name: str
+
+    def rerank(self, question: str, evidence: Sequence[Evidence], steps: Sequence[HopStep] = ()) -> list[Evidence]: ...
+
+
+class Synthesizer(Protocol):
+    name: str
+
+    def answer(self, question: str, evidence: Sequence[Evidence]) -> Answer: ...
+
+
+class UsageMeter(Protocol):
+    """Roles that call a model report what they spent (the engine sums it into the trace)."""
+
+    usage: Usage
+
+
+class CorpusView:
+    """What offline roles need of the corpus: title keys (for link-like bridges) and term weights."""
+
+    def __init__(self, chunks: Mapping[str, Chunk], documents: Mapping[str, Document]) -> None:
+        self.chunks = chunks
+        self.documents = documents
+        self.analyze = Analyzer()
+        texts = {cid: _title_of(c, documents) + "\n" + c.text for cid, c in chunks.items()}
+        self.term_weights = TermWeights(texts, self.analyze)
+        self._titles: frozenset[str] | None = None
+
+    @property
+    def known_titles(self) -> frozenset[str]:
+        if self._titles is None:
+            self._titles = frozenset(title_key(d.title) for d in self.documents.values() if d.title)
+        return self._titles
+
+
+def _title_of(chunk: Chunk, documents: Mapping[str, Document]) -> str:
+    document = documents.get(chunk.doc_id)
+    return document.title if document else ""
+
+
+class BridgeExpander:
+    """Offline conditioning: follow the best bridge values of each evidence item.
+
+    The issued query repeats the bridge ``bridge_weight`` times before the sub-query, so the value
+    that the hop is about outweighs the words it shares with the first hop.
+    """
+
+    name = "offline-bridges"
+
+    def __init__(
+        self, corpus: CorpusView, *, per_evidence: int = 2, max_queries: int = 10, bridge_weight: int = 2
+    ) -> None:
+        self.corpus = corpus
+        self.per_evidence = per_evidence
+        self.max_queries = max_queries
+        self.bridge_weight = bridge_weight
+
+    def condition(
+        self,
+        question: str,
+        sub_query: str,
+        evidence: Sequence[Evidence],
+        *,
+        held_titles: Collection[str] = (),
+        used: set[str] | None = None,
+    ) -> list[Conditioned]:
+        used = set() if used is None else used
+        per_item: list[list[BridgeCandidate]] = []
+        for item in evidence:
+            found = extract_bridges(
+                item.text,
+                question=question,
+                chunk_id=item.chunk_id,
+                exclude=tuple(held_titles),
+                limit=self.per_evidence * 2,
+                known_titles=self.corpus.known_titles,
+                own_title=item.title,
+            )
+            per_item.append([b for b in found if fold(b.value) not in used][: self.per_evidence])
+        # Interleave so every item gets its best bridge before any item gets its second.
+        out: list[Conditioned] = []
+        for depth in range(self.per_evidence):
+            for found in per_item:
+                if depth < len(found) and len(out) < self.max_queries:
+                    bridge = found[depth]
+                    key = fold(bridge.value)
+                    if key in used:
+                        continue
+                    used.add(key)
+                    query = f"{bridge.value} " * self.bridge_weight + sub_query
+                    out.append(Conditioned(query=query, bridge=bridge.value, kind=bridge.kind, from_chunk=bridge.chunk_id))
+        return out
+
+
+class ChainReranker:
+    """Offline reranking by the chains the evidence forms (see :mod:`hoprag.pipeline.chains`)."""
+
+    name = "offline-chains"
+
+    def __init__(self, corpus: CorpusView, *, parents: int = 5, per_branch: int = 2, limit: int = 10) -> None:
+        self.corpus = corpus
+        self.parents = parents
+        self.per_branch = per_branch
+        self.limit = limit
+
+    def rerank(self, question: str, evidence: Sequence[Evidence], steps: Sequence[HopStep] = ()) -> list[Evidence]:
+        held = {e.chunk_id: e for e in evidence}
+        if not held:
+            return []
+        # Parallel first-hop branches are scored on their own scale: each list over its best score.
+        first_hop = [
+            replace(h, score=h.score / (s.hits[0].score or 1.0))
+            for s in steps
+            if s.hop == 1 and s.hits
+            for h in s.hits
+            if h.chunk_id in held
+        ]
+        if not first_hop:  # no step structure (e.g. a foreign buffer): hop-1 evidence in given order
+            first_hop = [e.hit for e in evidence if e.hop == 1] or [e.hit for e in evidence]
+        best: dict[str, Hit] = {}
+        for h in sorted(first_hop, key=lambda h: (h.rank, -h.score)):
+            if h.chunk_id not in best or h.score > best[h.chunk_id].score:
+                best[h.chunk_id] = h
+        first_hop = sorted(best.values(), key=lambda h: (h.rank, -h.score))
+        branches = [
+            Branch(parent=s.bridge["from_chunk"], hits=[h for h in s.hits if h.chunk_id in held])
+            for s in steps
+            if s.bridge.get("from_chunk")
+        ]
+        folded_question = " ".join(fold(question).split())
+        order = order_by_chains(
+            set(self.corpus.analyze(question)),
+            first_hop,
+            branches,
+            self.corpus.term_weights,
+            parents=self.parents,
+            per_branch=self.per_branch,
+            limit=self.limit,
+            named=lambda chunk_id: _names_title(folded_question, held[chunk_id].title),
+        )
+        for item in evidence:  # held but not placed: last, in the order found
+            if item.chunk_id not in order and len(order) < self.limit:
+                order.append(item.chunk_id)
+        return [
+            replace(held[c], hit=replace(held[c].hit, rank=position, retriever=f"chains:{held[c].hit.retriever}"))
+            for position, c in enumerate(order, start=1)
+        ]
+
+
+def _names_title(folded_question: str, title: str) -> bool:
+    """Whether the question names this passage's title (a strong sign it is a chain's anchor)."""
+    key = title_key(title)
+    padded = f" {folded_question.strip('?!. ')} ".replace("?", " ").replace(",", " ")
+    return len(key) >= 3 and f" {key} " in padded
+
+
+class CoverageJudge:
+    """Offline sufficiency: the best two ranked items hold ``threshold`` of the question's term weight."""
+
+    name = "offline-coverage"
+
+    def __init__(self, corpus: CorpusView, threshold: float = 0.6) -> None:
+        self.corpus = corpus
+        self.threshold = threshold
+
+    def sufficient(self, question: str, evidence: Sequence[Evidence]) -> bool:
+        if self.threshold >= 1.0 or not evidence:
+            return False
+        best = [e.chunk_id for e in evidence[:2]]
+        return question_coverage(set(self.corpus.analyze(question)), best, self.corpus.term_weights) >= self.threshold
+
+
+class ExtractiveSynthesizer:
+    """Offline synthesis: an extractive answer whose claims cite the sentences they came from."""
+
+    name = "offline-extractive"
+
+    def answer(self, question: str, evidence: Sequence[Evidence]) -> Answer:
+        return extract_answer(question, evidence)
