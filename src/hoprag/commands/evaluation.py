@@ -1,0 +1,252 @@
+"""Evidence-chain evaluation commands: audit, split, leakage, ablate, compare, release, synth,
+export-trec, chain-eval. Each parses arguments, calls one public function and prints."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+
+out = Console()
+err = Console(stderr=True)
+
+
+def _csv(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _write_json(path: Optional[Path], payload: Any) -> None:
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")
+        out.print(f"wrote {path}")
+
+
+def _cases(path: Path) -> list:
+    from hoprag.datasets.schema import load_cases
+    from hoprag.evaluation.graph import check_cases
+
+    return check_cases(load_cases(path), source=str(path))
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("chain-eval")
+    def chain_eval_cmd(
+        cases_file: Path = typer.Argument(..., help="cases.jsonl"),
+        traces_file: Path = typer.Argument(..., help="traces.jsonl from any pipeline"),
+        ks: list[int] = typer.Option([2, 5, 10], "--k", help="cut-offs"),
+        oracle: Optional[Path] = typer.Option(None, "--oracle", help="oracle-hop traces (conditional recall)"),
+        corpus: Optional[Path] = typer.Option(None, "--corpus", help="corpus, to detect missing corpus facts"),
+        lenient: bool = typer.Option(False, "--lenient", help="exclude (and report) unreadable trace lines"),
+        json_out: Optional[Path] = typer.Option(None, "--json"),
+        html_out: Optional[Path] = typer.Option(None, "--html", help="self-contained HTML report"),
+    ) -> None:
+        """Every chain metric, earliest failures, stopping and fallback, optional HTML report."""
+        from hoprag.datasets.schema import dataset_version
+        from hoprag.evaluation.chain_eval import evaluate_chains, load_trace_file
+        from hoprag.evaluation.runner import read_traces
+        from hoprag.ingest.loaders import load_documents
+        from hoprag.report.html import write_html
+
+        cases = _cases(cases_file)
+        traces, excluded = load_trace_file(traces_file, strict=not lenient)
+        ids = {d.id for d in load_documents(corpus)} if corpus else None
+        report = evaluate_chains(cases, traces, tuple(ks), oracle_traces=read_traces(oracle) if oracle else None,
+                                 corpus_ids=ids, dataset_version=dataset_version(cases_file), exclusions=excluded)
+        agg = report.aggregate
+        for key in [k for k in agg if not k.startswith(("n_", "na_"))]:
+            out.print(f"{key:32} {agg[key]}")
+        out.print("earliest failures: " + ", ".join(f"{k}={v}" for k, v in report.failures.items() if v))
+        _write_json(json_out, report.to_json())
+        if html_out is not None:
+            write_html(html_out, report.to_json(), title=f"evaluation of {traces_file.name}", cases=cases, traces=report.traces)
+            out.print(f"wrote {html_out}")
+
+    @app.command("audit")
+    def audit_cmd(
+        cases_file: Path = typer.Argument(..., help="cases.jsonl"),
+        corpus: Path = typer.Argument(..., help="corpus the cases are answered from"),
+        record: Optional[Path] = typer.Option(None, "--out", help="append the shortcuts found to this JSONL record"),
+        json_out: Optional[Path] = typer.Option(None, "--json"),
+        fail: bool = typer.Option(False, "--fail-on-findings", help="exit 1 when a shortcut is found"),
+    ) -> None:
+        """Shortcut audit: single-document answers, title / URL / metadata leaks, query leaks."""
+        from hoprag.datasets.audit import audit, write_shortcut_record
+        from hoprag.ingest.loaders import load_documents
+
+        cases = _cases(cases_file)
+        report = audit(cases, load_documents(corpus))
+        payload = report.to_json()
+        if not report.findings:
+            out.print(f"no shortcuts found in {report.cases} cases over {report.documents} documents")
+        for f in report.findings:
+            out.print(f"[yellow]{f.case_id}[/] {f.kind} doc={f.doc_id} field={f.field} {f.evidence!r} → {f.suggestion}")
+        for note in report.notes[:10]:
+            err.print(f"note: {note['case_id']}: {note['note']}")
+        if record is not None:
+            snapshot = next((c.corpus_snapshot for c in cases if c.corpus_snapshot), None)
+            write_shortcut_record(record, report, snapshot=snapshot)
+            out.print(f"recorded {len(report.findings)} shortcuts → {record}")
+        _write_json(json_out, payload)
+        out.print(f"flagged {len(report.flagged_cases)} of {report.cases} cases: {payload['counts']}")
+        if fail and report.findings:
+            raise typer.Exit(1)
+
+    @app.command("split")
+    def split_cmd(
+        cases_file: Path = typer.Argument(...),
+        by: str = typer.Option("source_family,entity,template", "--by", help="keys: source_family,entity,template,seed,question_type"),
+        ratios: str = typer.Option("0.7,0.15,0.15", "--ratios"),
+        seed: int = typer.Option(7, "--seed"),
+        out_dir: Path = typer.Option(..., "--out", help="directory for train/dev/test.jsonl and split.json"),
+        seal: str = typer.Option("test", "--seal", help="partitions to seal with a content hash"),
+    ) -> None:
+        """Grouped split: every case sharing a key value stays in one partition; the test set is sealed."""
+        from hoprag.datasets.splits import grouped_split, write_split
+        from hoprag.errors import ConfigError
+
+        try:
+            parts = [float(r) for r in _csv(ratios)]
+        except ValueError:
+            raise ConfigError(f"--ratios must be numbers like 0.7,0.15,0.15, got {ratios!r}") from None
+        result = grouped_split(_cases(cases_file), _csv(by), parts, seed=seed)
+        manifest = write_split(result, out_dir, sealed=_csv(seal))
+        sizes = ", ".join(f"{n}={e['cases']}" for n, e in manifest["partitions"].items())
+        out.print(f"{manifest['groups']} groups (largest {manifest['largest_group']}): {sizes} → {out_dir}")
+        empty = [n for n, e in manifest["partitions"].items() if not e["cases"]]
+        if empty:
+            err.print(f"[yellow]warning:[/] partitions {empty} are empty: the keys join cases into "
+                      f"{manifest['groups']} group(s); drop a key (e.g. entity) or add cases")
+        for name, entry in manifest["partitions"].items():
+            if entry.get("sealed"):
+                out.print(f"sealed {name}: {entry['sha256']}")
+
+    @app.command("leakage")
+    def leakage_cmd(
+        files: list[Path] = typer.Argument(..., help="TRAIN DEV TEST (any number of partitions)"),
+        threshold: float = typer.Option(0.7, "--threshold", help="near-duplicate Jaccard threshold"),
+        json_out: Optional[Path] = typer.Option(None, "--json"),
+        strict: bool = typer.Option(False, "--strict", help="exit 1 on any leak"),
+    ) -> None:
+        """Shared bridge entities, families, templates, seeds and near-duplicate questions across partitions."""
+        from hoprag.datasets.leakage import leakage_report, sealed_status
+
+        report = leakage_report({p.stem: _cases(p) for p in files}, threshold=threshold)
+        report["sealed"] = sealed_status(files)
+        for pair, entry in report["pairs"].items():
+            out.print(f"{pair}: {entry['leaks']} leaks — " + ", ".join(
+                f"{k}={len(v)}" for k, v in entry.items() if isinstance(v, list)))
+            for dup in entry["near_duplicates"][:5]:
+                out.print(f"  near-duplicate {dup['a']} ~ {dup['b']} (jaccard {dup['jaccard']})")
+        if report["sealed"] is not None:
+            out.print(f"sealed hashes: {report['sealed']}")
+        _write_json(json_out, report)
+        bad_seal = report["sealed"] is not None and not all(report["sealed"].values())
+        if strict and (report["total_leaks"] or bad_seal):
+            raise typer.Exit(1)
+
+    @app.command("ablate")
+    def ablate_cmd(
+        index_dir: Path = typer.Argument(...),
+        cases_file: Path = typer.Argument(...),
+        out_dir: Path = typer.Option(..., "--out"),
+        k: int = typer.Option(10, "--k"),
+        oracle_mode: str = typer.Option("augment", "--oracle-mode", help="augment or replace hop 1 with the gold chunks"),
+    ) -> None:
+        """Single vs iterative, ordering on/off, oracle-hop, oracle-evidence, minimal evidence."""
+        from hoprag.evaluation.ablations import run_ablations
+        from hoprag.index.store import load_index
+
+        result = run_ablations(load_index(index_dir), _cases(cases_file), out_dir, k=k, oracle_mode=oracle_mode)
+        out.print((out_dir / "ablations.md").read_text(encoding="utf-8"))
+
+    @app.command("compare")
+    def compare_cmd(
+        run_a: Path = typer.Argument(..., help="baseline traces"),
+        run_b: Path = typer.Argument(..., help="candidate traces"),
+        cases_file: Path = typer.Option(..., "--cases"),
+        cluster: str = typer.Option("path", "--cluster", help="path, template, source_family or case"),
+        seed: int = typer.Option(0, "--seed"),
+        resamples: int = typer.Option(2000, "--resamples"),
+        k: int = typer.Option(10, "--k"),
+        json_out: Optional[Path] = typer.Option(None, "--json"),
+    ) -> None:
+        """Paired case-level differences (B - A) with cluster-bootstrap intervals."""
+        from hoprag.evaluation.compare import compare_runs
+        from hoprag.evaluation.runner import read_traces
+
+        result = compare_runs(_cases(cases_file), read_traces(run_a), read_traces(run_b), k=k, cluster_by=cluster,
+                              resamples=resamples, seed=seed)
+        out.print(f"B - A, clusters={cluster}, seed={seed}, resamples={resamples}, budget={result.budget_ms}")
+        for row in result.rows:
+            out.print(f"{row['metric']:28} A={_f(row['mean_a'])} B={_f(row['mean_b'])} diff={_f(row['diff'])} "
+                      f"95% CI [{_f(row['ci_low'])}, {_f(row['ci_high'])}] p={_f(row['p_value'])} n={row['n']} "
+                      f"clusters={row['n_clusters']} excluded={row['excluded']}")
+        _write_json(json_out, result.to_json())
+
+    @app.command("release")
+    def release_cmd(
+        cases_file: Path = typer.Argument(...),
+        traces_file: Path = typer.Argument(...),
+        policy_file: Path = typer.Option(..., "--policy"),
+        json_out: Optional[Path] = typer.Option(None, "--json"),
+    ) -> None:
+        """Apply a frozen release policy; exit 0 pass, 1 fail (with the reasons)."""
+        from hoprag.evaluation.chain_eval import evaluate_chains
+        from hoprag.evaluation.release import decide, load_policy, refuse_oracle
+        from hoprag.evaluation.runner import read_traces
+
+        policy = load_policy(policy_file)
+        cases = _cases(cases_file)
+        traces = read_traces(traces_file)
+        refuse_oracle(traces)
+        report = evaluate_chains(cases, traces, ks=tuple(sorted({2, 5, 10, policy.k})))
+        decision = decide(cases, report, policy)
+        _write_json(json_out, decision.to_json())
+        out.print(f"policy {policy.digest}: {'PASS' if decision.passed else 'FAIL'} ({len(decision.checks)} checks)")
+        for reason in decision.reasons:
+            out.print(f"  [red]✗[/] {reason}")
+        if not decision.passed:
+            raise typer.Exit(1)
+
+    @app.command("synth")
+    def synth_cmd(
+        corpus: Path = typer.Argument(...),
+        out_file: Path = typer.Option(..., "--out"),
+        max_cases: int = typer.Option(50, "--max"),
+        seed: int = typer.Option(7, "--seed"),
+        keep_flagged: bool = typer.Option(False, "--keep-flagged", help="keep proposals the audit flags (with warnings)"),
+    ) -> None:
+        """Propose audited 2-hop cases from entity links between documents (marked generated)."""
+        from hoprag.datasets.schema import write_cases
+        from hoprag.datasets.synth import synthesize
+        from hoprag.ingest.loaders import load_documents
+
+        result = synthesize(load_documents(corpus), max_cases=max_cases, seed=seed, keep_flagged=keep_flagged)
+        write_cases(out_file, result.cases)
+        out.print(f"proposed {result.proposed}, dropped by the shortcut audit {result.dropped_by_audit}, "
+                  f"wrote {len(result.cases)} generated cases → {out_file}")
+
+    @app.command("export-trec")
+    def export_trec_cmd(
+        cases_file: Path = typer.Argument(...),
+        traces_file: Path = typer.Argument(...),
+        qrels: Path = typer.Option(..., "--qrels"),
+        run: Path = typer.Option(..., "--run"),
+        source: str = typer.Option("evidence", "--source", help="evidence (final context) or hits (every step)"),
+        tag: str = typer.Option("hoprag", "--tag"),
+    ) -> None:
+        """Write TREC qrels and a run file (document level) for trec_eval / ir_measures."""
+        from hoprag.evaluation.runner import read_traces
+        from hoprag.evaluation.trec import write_qrels, write_run
+
+        n_q = write_qrels(qrels, _cases(cases_file))
+        n_r = write_run(run, read_traces(traces_file), tag=tag, source=source)
+        out.print(f"wrote {n_q} qrels lines → {qrels}, {n_r} run lines → {run}")
+
+
+def _f(value: Any) -> str:
+    return "–" if value is None else f"{value:.4f}"

@@ -1,0 +1,154 @@
+"""Grouped splits: every case sharing a key value lands in one partition; a sealed test set.
+
+Keys (``--by``): ``source_family``, ``entity`` (each of ``split_keys.entities``, folded),
+``template``, ``seed`` (the graph path; always applied, so every variant derived from one path
+stays together), ``question_type``. Cases are the nodes of a graph joined whenever they share a value
+of any chosen key; its connected components (union-find) are the groups, and no group is ever split.
+
+Assignment: groups are shuffled with ``random.Random(seed)``, then placed largest first into the
+partition with the largest remaining deficit ``target_p - size_p`` (targets = ratios x cases), ties
+by partition order. Ratios are met as closely as the groups allow; the achieved sizes and the
+largest group are reported, so a key that joins everything (one source family for a whole
+benchmark) is visible rather than silent.
+
+Sealing: a sealed partition's manifest entry carries ``sha256`` of its canonical JSONL (cases in
+file order, ``Case.to_json``); :func:`verify_sealed` recomputes it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hoprag.datasets.schema import Case, load_cases, write_cases
+from hoprag.errors import ConfigError, InputError
+from hoprag.pipeline.text import fold
+
+SPLIT_KEYS = ("source_family", "entity", "template", "seed", "question_type")
+PARTITIONS = ("train", "dev", "test")
+
+
+def key_values(case: Case, key: str) -> list[str]:
+    sk = case.split_keys
+    if key == "source_family":
+        return [sk.source_family] if sk.source_family else []
+    if key == "entity":
+        return [" ".join(fold(e).split()) for e in sk.entities if e.strip()]
+    if key == "template":
+        return [sk.template] if sk.template else []
+    if key == "seed":
+        return [sk.seed] if sk.seed else []
+    if key == "question_type":
+        return [case.question_type] if case.question_type else []
+    raise ConfigError(f"unknown split key {key!r}; valid: {', '.join(SPLIT_KEYS)}")
+
+
+def groups_of(cases: Sequence[Case], keys: Sequence[str]) -> list[list[int]]:
+    """Connected components of cases that share a value of any key (indices into ``cases``)."""
+    keys = list(dict.fromkeys([*keys, "seed"]))
+    parent = list(range(len(cases)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[tuple[str, str], int] = {}
+    for i, case in enumerate(cases):
+        for key in keys:
+            for value in key_values(case, key):
+                j = owner.setdefault((key, value), i)
+                parent[find(i)] = find(j)
+    comps: dict[int, list[int]] = {}
+    for i in range(len(cases)):
+        comps.setdefault(find(i), []).append(i)
+    return sorted(comps.values(), key=lambda g: g[0])
+
+
+@dataclass(frozen=True)
+class SplitResult:
+    partitions: dict[str, list[Case]]
+    groups: int
+    largest_group: int
+    by: tuple[str, ...]
+    ratios: tuple[float, ...]
+    seed: int
+
+    def manifest(self, sealed: Sequence[str] = ("test",)) -> dict[str, Any]:
+        parts = {}
+        for name, cases in self.partitions.items():
+            entry: dict[str, Any] = {"cases": len(cases), "file": f"{name}.jsonl"}
+            if name in sealed:
+                entry["sealed"] = True
+                entry["sha256"] = content_hash(cases)
+            parts[name] = entry
+        return {"by": list(self.by), "ratios": list(self.ratios), "seed": self.seed, "groups": self.groups,
+                "largest_group": self.largest_group, "partitions": parts}
+
+
+def content_hash(cases: Sequence[Case]) -> str:
+    digest = hashlib.sha256("".join(c.to_json() + "\n" for c in cases).encode("utf-8")).hexdigest()
+    return f"sha256:{digest}"
+
+
+def grouped_split(
+    cases: Sequence[Case],
+    by: Sequence[str] = ("source_family", "entity", "template"),
+    ratios: Sequence[float] = (0.7, 0.15, 0.15),
+    *,
+    seed: int = 7,
+    names: Sequence[str] = PARTITIONS,
+) -> SplitResult:
+    """Split ``cases`` into groups-intact partitions; see the module doc."""
+    if len(ratios) != len(names):
+        raise ConfigError(f"{len(ratios)} ratios for {len(names)} partitions ({', '.join(names)})")
+    if any(r < 0 for r in ratios) or abs(sum(ratios) - 1.0) > 1e-6:
+        raise ConfigError(f"ratios must be non-negative and sum to 1, got {list(ratios)}")
+    for key in by:
+        key_values(cases[0], key) if cases else None
+    ids = [c.case_id for c in cases]
+    if len(set(ids)) != len(ids):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise InputError(f"duplicate case_id {dup!r}", field="case_id", fix="give every case a unique case_id")
+    groups = groups_of(cases, by)
+    random.Random(seed).shuffle(groups)
+    groups.sort(key=len, reverse=True)  # stable: shuffled order breaks ties between equal sizes
+    targets = [r * len(cases) for r in ratios]
+    sizes = [0] * len(names)
+    members: list[list[int]] = [[] for _ in names]
+    for group in groups:
+        p = max(range(len(names)), key=lambda i: (targets[i] - sizes[i], -i))
+        members[p].extend(group)
+        sizes[p] += len(group)
+    partitions = {name: [cases[i] for i in sorted(m)] for name, m in zip(names, members)}
+    return SplitResult(partitions, len(groups), max((len(g) for g in groups), default=0), tuple(by), tuple(ratios), seed)
+
+
+def write_split(result: SplitResult, out_dir: str | Path, *, sealed: Sequence[str] = ("test",)) -> dict[str, Any]:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, cases in result.partitions.items():
+        write_cases(out / f"{name}.jsonl", cases)
+    manifest = result.manifest(sealed)
+    (out / "split.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    return manifest
+
+
+def verify_sealed(split_dir: str | Path) -> dict[str, bool]:
+    """Recompute every sealed partition's hash from its file; ``{name: matches}``."""
+    split_dir = Path(split_dir)
+    manifest_path = split_dir / "split.json"
+    if not manifest_path.exists():
+        raise InputError("split manifest not found", source=str(manifest_path), fix="run hoprag split first")
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    out = {}
+    for name, entry in manifest["partitions"].items():
+        if entry.get("sealed"):
+            out[name] = content_hash(load_cases(split_dir / entry["file"])) == entry["sha256"]
+    return out

@@ -1,0 +1,249 @@
+"""Ablations that change one stage at a time, with oracle rows kept apart from system rows.
+
+System rows (the deployed question-only input):
+
+- ``single``: one BM25 call, top-k as context (:class:`SingleShotEngine`);
+- ``iterative``: the offline multi-hop engine (:class:`MultiHopEngine`), chain-aware ordering on;
+- ``iterative-hop-order``: the same engine with chain ordering off (context in the order found,
+  hop by hop) — the closest existing "reranker on vs off".
+
+Oracle rows (diagnostics; they read gold labels and are never release candidates):
+
+- ``oracle-hop``: hop 1 is seeded with the chunks of the gold layer-1 facts
+  (``MultiHopEngine.answer(question, seed_chunks=...)``), followed by default by the chunks the
+  free run kept at hop 1 (so the oracle adds the correct prior fact without taking the system's own
+  state away); every later hop runs unchanged. Its hop-k recall is the *conditional* recall of the
+  iterative run;
+- ``oracle-evidence``: the chunks of every fact of the primary chain go straight to the answerer;
+- ``minimal-evidence``: the iterative run's context filtered to the items relevant to a valid
+  chain (full context vs minimal sufficient evidence).
+
+Not available: ``planner-vs-templates`` needs an LLM planner, which hoprag does not have yet; the
+table says so instead of inventing a number.
+
+A gold fact's chunks are the indexed chunks of its source document that overlap one of its spans
+(all of the document's chunks when the fact has no spans). A case whose layer-1 facts have no chunk
+in the index gets no oracle-hop trace and is counted in ``oracle_unseeded``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from hoprag.datasets.schema import Case
+from hoprag.evaluation.chain_eval import evaluate_chains
+from hoprag.evaluation.graph import chain_fact_ids, item_relevant
+from hoprag.evaluation.matching import Located, covered_facts
+from hoprag.evaluation.paths import layer_sets
+from hoprag.pipeline.engine import MultiHopConfig, SingleShotEngine
+from hoprag.pipeline.extractive import extract_answer
+from hoprag.pipeline.multihop import MultiHopEngine
+from hoprag.records import Chunk, Evidence, Hit, HopStep, Trace, write_records
+
+TABLE_METRICS = ("chain_coverage@5", "chain_coverage@10", "path_precision@10", "hop1_recall@10", "hop2_recall@10",
+                 "answer_em", "answer_f1", "pass_rate", "latency_ms_p95")
+UNAVAILABLE = {"planner-vs-templates": "needs an LLM query planner; hoprag has none yet (fixed templates only)"}
+
+
+class HopOrderReranker:
+    """Reranking off: the buffer in the order evidence was found (hop 1 first), capped at ``limit``."""
+
+    name = "hop-order"
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+
+    def rerank(self, question: str, evidence: Sequence[Evidence], steps: Sequence[HopStep] = ()) -> list[Evidence]:
+        return [
+            replace(item, hit=replace(item.hit, rank=position, retriever=f"hop-order:{item.hit.retriever}"))
+            for position, item in enumerate(list(evidence)[: self.limit], start=1)
+        ]
+
+
+class HopOrderEngine(MultiHopEngine):
+    """The multi-hop engine with chain-aware ordering off: context in the order evidence was found."""
+
+    name = "multihop-hop-order"
+
+    def __init__(self, retriever, chunks, documents, config: MultiHopConfig | None = None, **roles) -> None:
+        config = config or MultiHopConfig()
+        super().__init__(retriever, chunks, documents, config, reranker=HopOrderReranker(config.context_k), **roles)
+
+
+def fact_chunks(case: Case, fact_id: str, chunks_by_doc: Mapping[str, list[Chunk]]) -> list[str]:
+    """Ids of the indexed chunks holding a gold fact (see the module doc)."""
+    fact = case.facts[fact_id]
+    out = []
+    for chunk in chunks_by_doc.get(fact.source_id, ()):
+        if item_relevant(case, Located(chunk.doc_id, chunk.start, chunk.end), [fact_id]):
+            out.append(chunk.id)
+    return out
+
+
+def oracle_seed(case: Case, chunks_by_doc: Mapping[str, list[Chunk]]) -> list[str]:
+    """Chunks of the layer-1 facts of the first valid chain whose layer-1 facts are all indexed."""
+    for facts in layer_sets(case, 1):
+        seeds: list[str] = []
+        for fact_id in sorted(facts):
+            found = fact_chunks(case, fact_id, chunks_by_doc)
+            if not found:
+                seeds = []
+                break
+            seeds.extend(c for c in found if c not in seeds)
+        if seeds:
+            return seeds
+    return []
+
+
+def _evidence_trace(case: Case, chunk_ids: Sequence[str], index: Any, run_id: str, engine: str) -> Trace:
+    hits = []
+    for rank, chunk_id in enumerate(chunk_ids, start=1):
+        chunk = index.chunks[chunk_id]
+        doc = index.documents.get(chunk.doc_id)
+        hits.append(Hit(chunk_id, chunk.doc_id, 1.0, rank, "oracle", chunk.start, chunk.end, doc.title if doc else ""))
+    step = HopStep(step_id="s1", hop=1, sub_query=case.query, issued_query="", hits=tuple(hits),
+                   selected=tuple(chunk_ids), filters={"oracle": True})
+    evidence = tuple(Evidence(h, index.chunks[h.chunk_id].text, h.title, 1, "s1", case.query) for h in hits)
+    answer = extract_answer(case.query, evidence)
+    return Trace(run_id=run_id, case_id=case.case_id, question=case.query, steps=(step,), evidence=evidence,
+                 answer=answer, stop_reason="oracle", engine=engine)
+
+
+def _minimal(case: Case, trace: Trace) -> Trace:
+    facts = chain_fact_ids(case)
+    kept = tuple(e for e in trace.evidence if item_relevant(case, e, facts))
+    answer = extract_answer(case.query, kept)
+    return replace(trace, evidence=kept, answer=answer, engine="minimal-evidence", stop_reason="oracle")
+
+
+@dataclass(frozen=True)
+class AblationResult:
+    rows: list[dict[str, Any]]
+    oracle_check: dict[str, Any]
+    out_dir: Path
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rows": self.rows, "oracle_check": self.oracle_check, "unavailable": UNAVAILABLE}
+
+
+def run_ablations(
+    index: Any, cases: Sequence[Case], out_dir: str | Path, *, k: int = 10, oracle_mode: str = "augment"
+) -> AblationResult:
+    """Run every ablation over ``cases`` with a loaded ``index``; write traces and a table to ``out_dir``.
+
+    ``oracle_mode`` ``"augment"`` (default) seeds hop 1 with the gold layer-1 chunks followed by the
+    chunks the free run itself kept at hop 1 (the prior state made correct, nothing else taken away);
+    ``"replace"`` seeds with the gold chunks only.
+    """
+    if oracle_mode not in ("augment", "replace"):
+        raise ValueError(f"oracle_mode must be 'augment' or 'replace', got {oracle_mode!r}")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    retriever = index.retriever()
+    chunks_by_doc: dict[str, list[Chunk]] = {}
+    for chunk in index.chunks.values():
+        chunks_by_doc.setdefault(chunk.doc_id, []).append(chunk)
+    single = SingleShotEngine(retriever, index.chunks, index.documents)
+    iterative = MultiHopEngine(retriever, index.chunks, index.documents)
+    hop_order = HopOrderEngine(retriever, index.chunks, index.documents)
+    traces: dict[str, list[Trace]] = {name: [] for name in
+                                      ("single", "iterative", "iterative-hop-order", "oracle-hop", "oracle-evidence", "minimal-evidence")}
+    unseeded = []
+    for case in cases:
+        q = case.query
+        traces["single"].append(single.answer(q, case_id=case.case_id, run_id="ablate-single"))
+        free = iterative.answer(q, case_id=case.case_id, run_id="ablate-iterative")
+        traces["iterative"].append(free)
+        traces["iterative-hop-order"].append(hop_order.answer(q, case_id=case.case_id, run_id="ablate-hop-order"))
+        seeds = oracle_seed(case, chunks_by_doc)
+        if seeds and oracle_mode == "augment":
+            own = free.steps[0].selected if free.steps else ()
+            seeds = seeds + [c for c in own if c not in seeds]
+        if seeds:
+            traces["oracle-hop"].append(iterative.answer(q, case_id=case.case_id, run_id="ablate-oracle-hop", seed_chunks=seeds))
+        else:
+            unseeded.append(case.case_id)
+        gold = []
+        for fact_id in (case.valid_chains[0] if case.valid_chains else []):
+            gold.extend(c for c in fact_chunks(case, fact_id, chunks_by_doc) if c not in gold)
+        traces["oracle-evidence"].append(_evidence_trace(case, gold, index, "ablate-oracle-evidence", "oracle-evidence"))
+        traces["minimal-evidence"].append(_minimal(case, free))
+    for name, items in traces.items():
+        write_records(out / f"traces-{name}.jsonl", items)
+    reports = {}
+    for name, items in traces.items():
+        oracle = traces["oracle-hop"] if name == "iterative" else None
+        reports[name] = evaluate_chains(cases, items, ks=(5, k) if k != 5 else (5,), oracle_traces=oracle)
+    rows = []
+    for name, report in reports.items():
+        kind = "oracle" if name.startswith(("oracle", "minimal")) else "system"
+        metrics = {m.replace("@10", f"@{k}"): report.aggregate.get(m.replace("@10", f"@{k}")) for m in TABLE_METRICS}
+        rows.append({"ablation": name, "kind": kind, "cases": len(traces[name]), "metrics": metrics, "failures": report.failures})
+    for name, why in UNAVAILABLE.items():
+        rows.append({"ablation": name, "kind": "unavailable", "cases": 0, "metrics": {}, "failures": {}, "note": why})
+    check = oracle_check(cases, traces["iterative"], traces["oracle-hop"], k=k)
+    check["oracle_unseeded"] = unseeded
+    result = AblationResult(rows=rows, oracle_check=check, out_dir=out)
+    (out / "ablations.json").write_text(json.dumps(result.to_json(), indent=2, ensure_ascii=False), encoding="utf-8")
+    (out / "ablations.md").write_text(render_table(result), encoding="utf-8")
+    return result
+
+
+def oracle_check(cases: Sequence[Case], free: Sequence[Trace], oracle: Sequence[Trace], *, k: int = 10) -> dict[str, Any]:
+    """Conditional (oracle-hop) vs free-running hop-2 recall@k, with every case where oracle < free explained."""
+    from hoprag.evaluation.paths import layer_recall
+
+    free_by = {t.case_id: t for t in free}
+    oracle_by = {t.case_id: t for t in oracle}
+    pairs, worse = [], []
+    for case in cases:
+        if not layer_sets(case, 2) or case.case_id not in free_by or case.case_id not in oracle_by:
+            continue
+        f = layer_recall(case, free_by[case.case_id], k, layer=2) or 0.0
+        o = layer_recall(case, oracle_by[case.case_id], k, layer=2) or 0.0
+        pairs.append((f, o))
+        if o < f:
+            worse.append({"case_id": case.case_id, "free": f, "oracle": o, "why": _why_worse(case, free_by[case.case_id], k)})
+    n = len(pairs)
+    mean_f = sum(p[0] for p in pairs) / n if n else None
+    mean_o = sum(p[1] for p in pairs) / n if n else None
+    return {"k": k, "cases": n, "free_hop2_recall": mean_f, "oracle_hop2_recall": mean_o,
+            "gap": None if n == 0 else mean_o - mean_f, "holds": n == 0 or mean_o >= mean_f, "oracle_worse": worse}
+
+
+def _why_worse(case: Case, free: Trace, k: int) -> str:
+    targets = set().union(*layer_sets(case, 2))
+    first = [h for s in free.steps if s.hop == 1 for h in sorted(s.hits, key=lambda h: h.rank)[:k]]
+    if covered_facts(case, first) & targets:
+        return ("the free run's hop-1 question retrieval already returned a layer-2 fact; the oracle replaces that "
+                "call with the gold layer-1 chunks, so the fact must be found again through a bridge")
+    return ("with the gold chunks first in the frontier the engine's branch cap (max_branches) followed other "
+            "bridges than in the free run, and none of them reached the layer-2 fact")
+
+
+def render_table(result: AblationResult) -> str:
+    metrics = list(result.rows[0]["metrics"]) if result.rows else []
+    lines = ["# Ablations", "", "| ablation | kind | cases | " + " | ".join(metrics) + " |", "|---|---|---:|" + "---:|" * len(metrics)]
+    for kind in ("system", "oracle", "unavailable"):
+        if kind == "oracle":
+            lines.append("| **oracle rows: diagnostics only, read gold labels, never release scores** |" + " |" * (len(metrics) + 2))
+        for row in (r for r in result.rows if r["kind"] == kind):
+            cells = [("–" if row["metrics"].get(m) is None else f"{row['metrics'][m]:.3f}") for m in metrics]
+            if kind == "unavailable":
+                cells = ["not available"] + [""] * (len(metrics) - 1)
+            lines.append(f"| {row['ablation']} | {kind} | {row['cases']} | " + " | ".join(cells) + " |")
+    c = result.oracle_check
+    lines += ["", f"Oracle-hop hop-2 recall@{c['k']} = {_f(c['oracle_hop2_recall'])} vs free-running {_f(c['free_hop2_recall'])} "
+              f"over {c['cases']} cases (holds: {c['holds']}); {len(c['oracle_worse'])} case(s) where the oracle run is lower:"]
+    lines += [f"- {w['case_id']}: {w['free']:.2f} → {w['oracle']:.2f}: {w['why']}" for w in c["oracle_worse"]]
+    for name, why in UNAVAILABLE.items():
+        lines.append(f"\n{name}: not available — {why}.")
+    return "\n".join(lines) + "\n"
+
+
+def _f(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"

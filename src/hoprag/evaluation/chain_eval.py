@@ -1,0 +1,245 @@
+"""The full evidence-chain evaluation: every metric, earliest failures, stopping, conditional recall.
+
+:func:`evaluate_chains` wraps :func:`hoprag.evaluation.runner.evaluate` (so the aggregate keeps
+``chain_coverage@k``, ``hop1_recall@k``, ``answer_em``, ``answer_f1``, ``latency_ms_p50/p95``) and adds
+
+- ``path_precision@k``, free-running ``hop2_recall@k`` / ``hop3_recall@k`` (graph layers),
+  ``citation_support`` and ``claim_recall`` (explanatory cases) as measures;
+- with ``oracle_traces`` (an oracle-hop run of the same cases): ``cond_hop{L}_recall@k`` per case
+  and in the aggregate, and ``gap_hop{L}_recall@k = cond - free`` (positive = an upstream defect);
+- the earliest failure per case and the counts per class (:mod:`hoprag.evaluation.failures`);
+- trace profiles and their summary (:mod:`hoprag.evaluation.stopping`);
+- aggregates by question type and by template; uncertain-label cases counted and listed;
+- every exclusion (unknown case ids, duplicate traces, unreadable trace lines) with a reason.
+
+Oracle traces are never scored as the system: they only feed the conditional columns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hoprag.datasets.schema import Case
+from hoprag.errors import InputError
+from hoprag.evaluation.attribution import Judge, TokenContainmentJudge, claim_recall
+from hoprag.evaluation.failures import Diagnosis, diagnose, failure_counts
+from hoprag.evaluation.graph import check_cases
+from hoprag.evaluation.measures import Measure, default_measures
+from hoprag.evaluation.paths import Hop2Recall, Hop3Recall, PathPrecision
+from hoprag.evaluation.runner import _aggregate_rows, evaluate
+from hoprag.evaluation.stopping import summarize_profiles, trace_profile
+from hoprag.records import Trace, read_jsonl_dicts
+
+LAYERS = (2, 3)
+
+
+def _explanatory(case: Case) -> bool:
+    return case.answer_type == "explanatory" and bool(case.reference_claims)
+
+
+ClaimRecall = Measure("claim_recall", claim_recall, applies=_explanatory)
+
+
+def chain_measures(ks: Iterable[int] = (2, 5, 10), judge: Judge | None = None) -> list[Measure]:
+    """The v0 measures, then path precision and hop-2/3 recall at every k, then attribution."""
+    ks = list(dict.fromkeys(ks))
+    judge = judge or TokenContainmentJudge()
+
+    def support(case: Case, trace: Trace, k: int | None = None) -> float | None:
+        from hoprag.evaluation.attribution import attribute
+
+        if trace.answer.abstained:
+            return None
+        return attribute(case, trace, judge).citation_support
+
+    citation = Measure("citation_support", support, default=None)
+    extra = [m.at(k) for m in (PathPrecision, Hop2Recall, Hop3Recall) for k in ks]
+    return default_measures(ks) + extra + [citation, ClaimRecall]
+
+
+def read_traces_lenient(path: str | Path) -> tuple[list[Trace], list[dict[str, Any]]]:
+    """Read a trace file, excluding (and reporting) lines that cannot be read as a Trace."""
+    traces: list[Trace] = []
+    excluded: list[dict[str, Any]] = []
+    for number, obj in read_jsonl_dicts(path):
+        case_id = obj.get("case_id")
+        if case_id is None or not str(case_id).strip():
+            excluded.append({"source": str(path), "line": number, "reason": "trace has no case_id"})
+            continue
+        try:
+            traces.append(Trace.from_dict(obj))
+        except KeyError as exc:
+            excluded.append({"source": str(path), "line": number, "case_id": str(case_id), "reason": f"missing field {exc.args[0]!r}"})
+        except (TypeError, ValueError, AttributeError) as exc:
+            excluded.append({"source": str(path), "line": number, "case_id": str(case_id), "reason": f"invalid: {exc}"})
+    return traces, excluded
+
+
+@dataclass(frozen=True)
+class ChainReport:
+    aggregate: dict[str, Any]
+    cases: list[dict[str, Any]]
+    config: dict[str, Any]
+    failures: dict[str, int]
+    stopping: dict[str, Any]
+    groups: dict[str, dict[str, dict[str, Any]]]
+    exclusions: list[dict[str, Any]] = field(default_factory=list)
+    traces: dict[str, Trace] = field(default_factory=dict, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "aggregate": dict(self.aggregate),
+            "cases": [dict(r) for r in self.cases],
+            "config": dict(self.config),
+            "failures": dict(self.failures),
+            "stopping": dict(self.stopping),
+            "groups": self.groups,
+            "exclusions": list(self.exclusions),
+        }
+
+
+def _last_by_case(traces: Iterable[Trace], known: Collection[str]) -> dict[str, Trace]:
+    out: dict[str, Trace] = {}
+    for trace in traces:
+        if trace.case_id in known:
+            out[trace.case_id] = trace
+    return out
+
+
+def evaluate_chains(
+    cases: Sequence[Case],
+    traces: Iterable[Trace],
+    ks: Iterable[int] = (2, 5, 10),
+    *,
+    oracle_traces: Iterable[Trace] | None = None,
+    corpus_ids: Collection[str] | None = None,
+    context_k: int | None = None,
+    judge: Judge | None = None,
+    dataset_version: str | None = None,
+    exclusions: Sequence[dict[str, Any]] = (),
+) -> ChainReport:
+    """Score ``traces`` (any pipeline) against ``cases`` with every chain metric; see the module doc."""
+    ks = tuple(dict.fromkeys(ks))
+    cases = check_cases(cases)
+    traces = list(traces)
+    judge = judge or TokenContainmentJudge()
+    measures = chain_measures(ks, judge)
+    base = evaluate(cases, traces, ks, measures=measures)
+    known = {c.case_id for c in cases}
+    excluded = list(exclusions)
+    seen: set[str] = set()
+    for trace in traces:
+        if trace.case_id not in known:
+            excluded.append({"case_id": trace.case_id, "reason": "trace for an unknown case id"})
+        elif trace.case_id in seen:
+            excluded.append({"case_id": trace.case_id, "reason": "duplicate trace (the last one is scored)"})
+        seen.add(trace.case_id)
+    by_case = _last_by_case(traces, known)
+    oracle = _last_by_case(oracle_traces, known) if oracle_traces is not None else None
+
+    rows: list[dict[str, Any]] = []
+    diagnoses: list[Diagnosis] = []
+    profiles: list[dict[str, Any]] = []
+    for case, row in zip(cases, base.cases):
+        trace = by_case.get(case.case_id)
+        diagnosis = diagnose(case, trace, corpus_ids=corpus_ids, context_k=context_k, judge=judge)
+        diagnoses.append(diagnosis)
+        row = dict(row)
+        row.update(template=case.split_keys.template, uncertain=case.uncertain)
+        row.update(passed=diagnosis.passed, failure=diagnosis.failure, failure_layer=diagnosis.layer, failure_detail=diagnosis.detail)
+        if trace is not None:
+            profile = trace_profile(case, trace, context_k)
+            profiles.append(profile)
+            row.update(fallback=profile["fallback"], timeout=profile["timeout"], retries=profile["retries"])
+        else:
+            row.update(fallback=None, timeout=None, retries=None)
+        if oracle is not None:
+            _conditional(case, row, oracle.get(case.case_id), ks)
+        rows.append(row)
+
+    agg_measures = list(measures) + (_conditional_measures(ks) if oracle is not None else [])
+    aggregate = _aggregate_rows(rows, agg_measures)
+    for key in ("unknown_traces", "duplicate_traces"):
+        aggregate[key] = base.aggregate[key]
+    aggregate["excluded_trace_lines"] = sum(1 for e in exclusions)
+    aggregate["uncertain_cases"] = sum(1 for c in cases if c.uncertain)
+    aggregate["pass_rate"] = sum(d.passed for d in diagnoses) / len(diagnoses) if diagnoses else None
+    if oracle is not None:
+        aggregate["oracle_missing_traces"] = sum(1 for c in cases if c.case_id not in oracle)
+    labels = [str(m) for m in agg_measures]
+    config = {
+        "ks": list(ks),
+        "measures": labels,
+        "datasets": base.config["datasets"],
+        "dataset_version": dataset_version,
+        "context_k": context_k,
+        "judge": {"model_id": judge.model_id, "prompt_version": judge.prompt_version},
+        "oracle_traces": oracle is not None,
+        "corpus_checked": corpus_ids is not None,
+    }
+    config["metric_config_hash"] = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+    groups = {key: _group(rows, key, agg_measures) for key in ("question_type", "template", "dataset")}
+    stopping = summarize_profiles(profiles)
+    stopping["uncertain_case_ids"] = [c.case_id for c in cases if c.uncertain]
+    return ChainReport(
+        aggregate=aggregate,
+        cases=rows,
+        config=config,
+        failures=failure_counts(diagnoses),
+        stopping=stopping,
+        groups=groups,
+        exclusions=excluded,
+        traces=by_case,
+    )
+
+
+def _conditional_measures(ks: Sequence[int]) -> list[Measure]:
+    out: list[Measure] = []
+    for layer in LAYERS:
+        for prefix in ("cond_hop", "gap_hop"):
+            for k in ks:
+                out.append(Measure(f"{prefix}{layer}_recall", lambda c, t, k: None, k=k, default=None))
+    return out
+
+
+def _conditional(case: Case, row: dict[str, Any], oracle: Trace | None, ks: Sequence[int]) -> None:
+    from hoprag.evaluation.paths import has_layer, layer_recall
+
+    for layer in LAYERS:
+        for k in ks:
+            free = row.get(f"hop{layer}_recall@{k}")
+            cond = None
+            if has_layer(case, layer):
+                cond = 0.0 if oracle is None else layer_recall(case, oracle, k, layer=layer)
+            row[f"cond_hop{layer}_recall@{k}"] = cond
+            row[f"gap_hop{layer}_recall@{k}"] = None if cond is None or free is None else cond - free
+
+
+def _group(rows: list[dict[str, Any]], key: str, measures: Sequence[Measure]) -> dict[str, dict[str, Any]]:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        value = row.get(key)
+        groups.setdefault("(none)" if value is None else str(value), []).append(row)
+    out = {}
+    for name, members in sorted(groups.items()):
+        agg = _aggregate_rows(members, measures)
+        agg["pass_rate"] = sum(1 for r in members if r["passed"]) / len(members)
+        out[name] = agg
+    return out
+
+
+def load_trace_file(path: str | Path, *, strict: bool = True) -> tuple[list[Trace], list[dict[str, Any]]]:
+    """Strict: raise on the first bad line (naming it). Lenient: exclude bad lines and report them."""
+    if strict:
+        from hoprag.evaluation.runner import read_traces
+
+        return read_traces(path), []
+    traces, excluded = read_traces_lenient(path)
+    if not traces and excluded:
+        raise InputError(f"no readable trace ({len(excluded)} lines excluded)", source=str(path), fix="check the trace format")
+    return traces, excluded

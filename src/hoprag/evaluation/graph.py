@@ -1,0 +1,156 @@
+"""The evidence graph of a case as evaluation sees it: validation, layers, per-item relevance.
+
+Validation (:func:`check_cases`) turns label errors into errors naming the case, never a silent
+repair: duplicate case ids, chains or edges naming unknown facts (possible when a ``Case`` was built
+without validation), and *cycles* in the dependency edges (``Case.fact_layers`` would quietly drop a
+back edge; evaluation refuses instead).
+
+Hop number is a fact's depth in the dependency graph (``Case.fact_layers()``: 1 = no incoming
+edge), never the order of retrieval calls, so parallel branches of a comparison are both layer 1.
+
+An evidence item or hit is *relevant to* fact ``f`` when it comes from ``f.source_id`` and either
+``f`` has no spans, the item has no offsets, or the item's range overlaps one of ``f``'s spans
+(:func:`hoprag.evaluation.matching.overlaps`). This per-item test drives path precision; coverage
+of a whole fact (every span) is :func:`hoprag.evaluation.matching.covered_facts`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from hoprag.datasets.schema import Case
+from hoprag.errors import InputError
+from hoprag.evaluation.matching import MISSING_SOURCE_PREFIX, Located, locate, overlaps
+from hoprag.records import Evidence, Hit, Trace
+
+
+def find_cycle(case: Case) -> list[str] | None:
+    """A dependency cycle as a fact path ``[a, b, ..., a]``, or ``None`` when the edges form a DAG."""
+    children: dict[str, list[str]] = {f: [] for f in case.facts}
+    for edge in case.edges:
+        children.setdefault(edge.from_fact, []).append(edge.to_fact)
+    state: dict[str, int] = {}  # 1 = on the stack, 2 = done
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for child in children.get(node, ()):
+            if state.get(child) == 1:
+                return stack[stack.index(child) :] + [child]
+            if child not in state:
+                found = visit(child)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for fact in sorted(children):
+        if fact not in state:
+            found = visit(fact)
+            if found:
+                return found
+    return None
+
+
+def check_case(case: Case, *, source: str | None = None, line: int | None = None) -> None:
+    """Raise :class:`InputError` naming the case when its graph cannot be scored."""
+    known = set(case.facts)
+    for i, chain in enumerate(case.valid_chains):
+        unknown = [f for f in chain if f not in known]
+        if unknown:
+            raise InputError(
+                f"case {case.case_id!r}: valid_chains[{i}] names unknown facts {unknown}",
+                source=source,
+                line=line,
+                field=f"valid_chains[{i}]",
+                fix="add the facts to 'facts' or remove them from the chain",
+            )
+    for i, edge in enumerate(case.edges):
+        for end in (edge.from_fact, edge.to_fact):
+            if end not in known:
+                raise InputError(
+                    f"case {case.case_id!r}: edges[{i}] names unknown fact {end!r}",
+                    source=source,
+                    line=line,
+                    field=f"edges[{i}]",
+                    fix="add the fact to 'facts' or drop the edge",
+                )
+    cycle = find_cycle(case)
+    if cycle:
+        raise InputError(
+            f"case {case.case_id!r}: dependency edges form a cycle {' -> '.join(cycle)}",
+            source=source,
+            line=line,
+            field="edges",
+            fix="dependency edges must point from a fact to one found later; remove the back edge",
+        )
+
+
+def check_cases(cases: Iterable[Case], *, source: str | None = None) -> list[Case]:
+    """Validate every case (see :func:`check_case`) and reject duplicate ids; returns the list."""
+    seen: set[str] = set()
+    out: list[Case] = []
+    for number, case in enumerate(cases, start=1):
+        if case.case_id in seen:
+            raise InputError(
+                f"duplicate case_id {case.case_id!r}",
+                source=source,
+                line=number,
+                field="case_id",
+                fix="give every case a unique case_id",
+            )
+        seen.add(case.case_id)
+        check_case(case, source=source, line=number)
+        out.append(case)
+    return out
+
+
+def chain_layers(case: Case, chain: Sequence[str], layers: dict[str, int] | None = None) -> dict[int, set[str]]:
+    """Facts of ``chain`` grouped by graph layer."""
+    layers = layers if layers is not None else case.fact_layers()
+    out: dict[int, set[str]] = {}
+    for fact in chain:
+        out.setdefault(layers.get(fact, 1), set()).add(fact)
+    return out
+
+
+def max_layer(case: Case) -> int:
+    """The deepest layer of any valid chain's fact (0 when the case has no chain)."""
+    layers = case.fact_layers()
+    return max((layers.get(f, 1) for chain in case.valid_chains for f in chain), default=0)
+
+
+def chain_fact_ids(case: Case) -> set[str]:
+    """Every fact that belongs to some valid chain."""
+    return {f for chain in case.valid_chains for f in chain}
+
+
+def item_relevant(case: Case, item: Hit | Evidence | Located, facts: Iterable[str]) -> bool:
+    """Whether one item is relevant to (overlaps) at least one of ``facts``; see the module doc."""
+    loc = item if isinstance(item, Located) else locate(item)
+    for fact_id in facts:
+        fact = case.facts[fact_id]
+        if fact.source_id != loc.doc_id or fact.source_id.startswith(MISSING_SOURCE_PREFIX):
+            continue
+        if not fact.spans or not loc.has_offsets:
+            return True
+        if any(overlaps(loc.start, loc.end, span) for span in fact.spans):  # type: ignore[arg-type]
+            return True
+    return False
+
+
+def step_candidates(trace: Trace, k: int | None = None) -> list[Hit]:
+    """The first ``k`` hits (by rank) of every step, whatever its call position; all hits if ``k`` is None."""
+    hits: list[Hit] = []
+    for step in trace.steps:
+        ranked = sorted(step.hits, key=lambda h: h.rank)
+        hits.extend(ranked if k is None else ranked[:k])
+    return hits
+
+
+def retrieved_items(trace: Trace) -> list[Hit]:
+    """Everything the trace logged as retrieved: every hit of every step plus the evidence hits
+    (a foreign pipeline may log only its final context)."""
+    return step_candidates(trace) + [e.hit for e in trace.evidence]

@@ -1,0 +1,161 @@
+"""Frozen release policy: a YAML file that says when a run may ship; exit 0 pass, 1 fail.
+
+Policy (every section optional; see ``examples/release-policy.yaml``)::
+
+    version: 1
+    k: 10                               # cutoff for @k metrics named without one
+    critical:                           # cases whose chain must be complete AND answer right
+      templates: [acquired-plan-retention]
+      case_ids: [ent-003]
+      question_types: []
+    min:                                # aggregate >= value
+      chain_coverage@10: 0.6
+      citation_support: 0.9
+    max:                                # aggregate <= value (stopping metrics included)
+      latency_ms_p95: 2000
+      unsupported_completion_rate: 0.0
+      timeout_rate: 0.05
+    timeouts:
+      allowed_fallbacks: [abstain, partial]   # what a timed-out or incomplete trace may do
+    uncertain: exclude                  # or include: uncertain-label cases in critical checks
+
+A critical case passes when its context holds a complete chain and its answer is right (its earliest
+failure is none, ``citation_failure`` excepted unless ``critical_attribution: true``). The policy's
+content hash is reported with the decision so the release record says which policy was applied.
+Traces from an oracle ablation (a step with ``filters.oracle`` or hits from retriever ``oracle``)
+are refused: oracle scores are diagnostics, never release scores.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hoprag.datasets.schema import Case
+from hoprag.errors import ConfigError, InputError
+from hoprag.evaluation.chain_eval import ChainReport
+from hoprag.records import Trace
+
+_SECTIONS = {"version", "k", "critical", "min", "max", "timeouts", "uncertain", "critical_attribution", "description"}
+_STOPPING_KEYS = ("unsupported_completion_rate", "timeout_rate")
+
+
+@dataclass(frozen=True)
+class Policy:
+    raw: dict[str, Any]
+    digest: str
+    source: str = "<policy>"
+
+    @property
+    def k(self) -> int:
+        return int(self.raw.get("k", 10))
+
+
+@dataclass(frozen=True)
+class Decision:
+    passed: bool
+    reasons: list[str]
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    policy_hash: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"passed": self.passed, "reasons": self.reasons, "checks": self.checks, "policy_hash": self.policy_hash}
+
+
+def load_policy(path: str | Path) -> Policy:
+    import yaml
+
+    path = Path(path)
+    if not path.exists():
+        raise InputError("policy file not found", source=str(path), fix="pass --policy with a YAML release policy")
+    text = path.read_text(encoding="utf-8")
+    try:
+        raw = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise InputError(f"policy is not valid YAML: {exc}", source=str(path)) from None
+    return parse_policy(raw, source=str(path), digest="sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16])
+
+
+def parse_policy(raw: Any, *, source: str = "<policy>", digest: str | None = None) -> Policy:
+    if not isinstance(raw, dict):
+        raise InputError("a policy must be a mapping", source=source, fix="see examples/release-policy.yaml")
+    unknown = sorted(set(raw) - _SECTIONS)
+    if unknown:
+        raise InputError(f"unknown policy sections {unknown}", source=source, fix=f"valid sections: {', '.join(sorted(_SECTIONS))}")
+    for section in ("min", "max"):
+        for key, value in (raw.get(section) or {}).items():
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                raise InputError(f"{section}.{key} must be a number, got {value!r}", source=source, field=f"{section}.{key}")
+    allowed = (raw.get("timeouts") or {}).get("allowed_fallbacks", ["abstain", "partial"])
+    from hoprag.evaluation.stopping import FALLBACKS
+
+    bad = [f for f in allowed if f not in FALLBACKS]
+    if bad:
+        raise InputError(f"unknown fallbacks {bad}", source=source, field="timeouts.allowed_fallbacks", fix=f"valid: {', '.join(FALLBACKS)}")
+    if raw.get("uncertain", "exclude") not in ("exclude", "include"):
+        raise InputError("uncertain must be 'exclude' or 'include'", source=source, field="uncertain")
+    if digest is None:
+        import json
+
+        digest = "sha256:" + hashlib.sha256(json.dumps(raw, sort_keys=True).encode()).hexdigest()[:16]
+    return Policy(raw=raw, digest=digest, source=source)
+
+
+def refuse_oracle(traces: list[Trace]) -> None:
+    for trace in traces:
+        for step in trace.steps:
+            if step.filters.get("oracle") or step.bridge.get("oracle") or any(h.retriever == "oracle" for h in step.hits):
+                raise ConfigError(
+                    f"trace for case {trace.case_id!r} comes from an oracle ablation; oracle scores never enter a release "
+                    "decision. Release the system's own run instead"
+                )
+
+
+def _critical(cases: list[Case], policy: Policy) -> list[Case]:
+    spec = policy.raw.get("critical") or {}
+    ids, templates, types = set(spec.get("case_ids") or ()), set(spec.get("templates") or ()), set(spec.get("question_types") or ())
+    chosen = [
+        c for c in cases
+        if c.case_id in ids or (c.split_keys.template in templates) or (c.question_type in types)
+    ]
+    missing = sorted(ids - {c.case_id for c in cases})
+    if missing:
+        raise InputError(f"critical case ids not in the case file: {missing}", source=policy.source, field="critical.case_ids")
+    if policy.raw.get("uncertain", "exclude") == "exclude":
+        chosen = [c for c in chosen if not c.uncertain]
+    return chosen
+
+
+def decide(cases: list[Case], report: ChainReport, policy: Policy) -> Decision:
+    """Apply ``policy`` to an evaluation ``report``; every failed check becomes a reason."""
+    checks: list[dict[str, Any]] = []
+    agg = dict(report.aggregate)
+    for key in _STOPPING_KEYS:
+        agg[key] = report.stopping.get(key)
+    for section, better in (("min", lambda v, t: v >= t), ("max", lambda v, t: v <= t)):
+        for metric, threshold in (policy.raw.get(section) or {}).items():
+            value = agg.get(metric)
+            if metric not in agg:
+                raise InputError(
+                    f"policy metric {metric!r} is not reported", source=policy.source, field=f"{section}.{metric}",
+                    fix=f"use a reported metric, e.g. {', '.join(k for k in list(agg)[:12])}",
+                )
+            ok = value is not None and better(float(value), float(threshold))
+            checks.append({"check": f"{section} {metric}", "value": value, "threshold": threshold, "passed": ok})
+    rows = {r["case_id"]: r for r in report.cases}
+    strict_attr = bool(policy.raw.get("critical_attribution", False))
+    for case in _critical(cases, policy):
+        row = rows[case.case_id]
+        failure = row["failure"]
+        ok = failure is None or (failure == "citation_failure" and not strict_attr)
+        checks.append({"check": f"critical {case.case_id}", "value": failure or "passed", "threshold": "passed", "passed": ok})
+    allowed = set((policy.raw.get("timeouts") or {}).get("allowed_fallbacks", ["abstain", "partial"]))
+    for row in report.cases:
+        if row.get("fallback") in (None, "complete"):
+            continue
+        if row["fallback"] not in allowed and (row.get("timeout") or row["fallback"] == "unsupported_completion"):
+            checks.append({"check": f"fallback {row['case_id']}", "value": row["fallback"], "threshold": sorted(allowed), "passed": False})
+    reasons = [f"{c['check']}: {c['value']} (needs {c['threshold']})" for c in checks if not c["passed"]]
+    return Decision(passed=not reasons, reasons=reasons, checks=checks, policy_hash=policy.digest)

@@ -1,0 +1,1 @@
+"""Reports for people: the self-contained HTML evaluation report (:mod:`hoprag.report.html`)."""
