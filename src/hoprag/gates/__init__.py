@@ -1,0 +1,1 @@
+"""Stage gates: a hook registry, timed stage wrappers, checks per stage, thresholds that warn or block."""

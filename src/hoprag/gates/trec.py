@@ -1,0 +1,102 @@
+"""TREC-format qrels and run files, read straight into the arrays the retrieval measures use.
+
+qrels: ``qid iteration docid relevance`` (4 columns, whitespace-separated).
+run:   ``qid Q0 docid rank score tag`` (6 columns); the rank column is ignored, as trec_eval does:
+the ranking is by score, descending, ties broken by docid descending.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hoprag.errors import InputError
+
+__all__ = ["Qrels", "Run", "read_qrels", "read_run", "write_qrels", "write_run"]
+
+Qrels = dict[str, dict[str, int]]
+Run = dict[str, dict[str, float]]
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise InputError("file not found", source=str(path), fix="check the path") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read file ({exc})", source=str(path), fix="pass a UTF-8 text file") from None
+
+
+def read_qrels(path: str | Path) -> Qrels:
+    """``{qid: {docid: relevance}}``; a malformed line names file and line."""
+    path = Path(path)
+    qrels: Qrels = {}
+    for number, line in enumerate(_lines(path), start=1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 4:
+            raise InputError(f"expected 4 columns (qid iter docid rel), got {len(parts)}", source=str(path),
+                             line=number, fix="write qrels as 'qid 0 docid relevance'")
+        try:
+            rel = int(parts[3])
+        except ValueError:
+            raise InputError(f"relevance {parts[3]!r} is not an integer", source=str(path), line=number,
+                             fix="use integer relevance grades (0, 1, 2, ...)") from None
+        qrels.setdefault(parts[0], {})[parts[2]] = rel
+    if not qrels:
+        raise InputError("no judgments in qrels file", source=str(path), fix="give at least one 'qid 0 docid rel' line")
+    return qrels
+
+
+def read_run(path: str | Path) -> Run:
+    """``{qid: {docid: score}}``; a malformed line names file and line."""
+    path = Path(path)
+    run: Run = {}
+    for number, line in enumerate(_lines(path), start=1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 6:
+            raise InputError(f"expected 6 columns (qid Q0 docid rank score tag), got {len(parts)}",
+                             source=str(path), line=number, fix="write runs as 'qid Q0 docid rank score tag'")
+        try:
+            score = float(parts[4])
+        except ValueError:
+            raise InputError(f"score {parts[4]!r} is not a number", source=str(path), line=number,
+                             fix="put the retrieval score in column 5") from None
+        run.setdefault(parts[0], {})[parts[2]] = score
+    if not run:
+        raise InputError("no results in run file", source=str(path), fix="give at least one result line")
+    return run
+
+
+def write_qrels(path: str | Path, qrels: Qrels) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        for qid, docs in qrels.items():
+            for docid, rel in docs.items():
+                handle.write(f"{qid} 0 {docid} {int(rel)}\n")
+
+
+def write_run(path: str | Path, run: Run, tag: str = "hoprag") -> None:
+    """Write ``run`` ranked by score (ties by docid descending, as trec_eval reads them)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        for qid, docs in run.items():
+            ranked = sorted(docs.items(), key=lambda item: (-item[1], _Desc(item[0])))
+            for rank, (docid, score) in enumerate(ranked, start=1):
+                handle.write(f"{qid} Q0 {docid} {rank} {score!r} {tag}\n")
+
+
+class _Desc:
+    """Sort key that orders strings descending."""
+
+    __slots__ = ("s",)
+
+    def __init__(self, s: str) -> None:
+        self.s = s
+
+    def __lt__(self, other: _Desc) -> bool:
+        return self.s > other.s
