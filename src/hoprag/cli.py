@@ -150,32 +150,51 @@ def eval_cmd(
     cases_file: Path = typer.Argument(..., help="cases.jsonl"),
     traces_file: Path = typer.Argument(..., help="traces.jsonl from any pipeline"),
     ks: list[int] = typer.Option([2, 5, 10], "--k", help="cut-offs, e.g. --k 2 5 10"),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="write {aggregate, cases} JSON here"),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="write {aggregate, cases, ...} JSON here"),
+    html_out: Optional[Path] = typer.Option(None, "--html", help="write a self-contained HTML report here"),
+    oracle: Optional[Path] = typer.Option(None, "--oracle", help="traces of an oracle-hop run (conditional hop recall)"),
 ) -> None:
-    """Score traces against evidence-chain cases: chain coverage, hop-1 recall, EM/F1, latency."""
-    from hoprag.datasets.schema import load_cases
-    from hoprag.evaluation.runner import evaluate, read_traces
+    """Score traces against evidence-chain cases: chain coverage, hop recall, path precision,
+    answers and attribution, earliest failure, latency and stopping."""
+    from hoprag.datasets.schema import dataset_version, load_cases
+    from hoprag.evaluation.chain_eval import evaluate_chains
+    from hoprag.evaluation.runner import read_traces
     from hoprag.render import comparison_table
 
-    result = evaluate(load_cases(cases_file), read_traces(traces_file), ks=tuple(ks))
-    names = [n for n in result.aggregate if not n.startswith(("n_", "na_"))]
-    out.print(comparison_table({traces_file.name: result.aggregate}, names, title=f"evaluation of {traces_file}"))
+    cases = load_cases(cases_file)
+    oracle_traces = read_traces(oracle) if oracle is not None else None
+    report = evaluate_chains(
+        cases, read_traces(traces_file), ks=tuple(ks), oracle_traces=oracle_traces, dataset_version=dataset_version(cases_file)
+    )
+    payload = report.to_json()
+    names = [n for n in payload["aggregate"] if not n.startswith(("n_", "na_"))]
+    out.print(comparison_table({traces_file.name: payload["aggregate"]}, names, title=f"evaluation of {traces_file}"))
+    failures = payload.get("failures") or {}
+    if failures:
+        out.print("earliest failures: " + ", ".join(f"{k}={v}" for k, v in failures.items() if v))
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(result.to_json(), ensure_ascii=False, indent=2), encoding="utf-8")
+        json_out.write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
         out.print(f"wrote {json_out}")
+    if html_out is not None:
+        from hoprag.report.html import write_html
+
+        write_html(html_out, payload, title=f"evaluation of {traces_file.name}", cases=cases, traces=report.traces)
+        out.print(f"wrote {html_out}")
 
 
 @app.command("demo")
 def demo_cmd(
     data_dir: Path = typer.Option(Path("data"), "--data", help="bundled data folder"),
     out_dir: Path = typer.Option(Path("demo-output"), "--out", help="where the report goes"),
+    store: Optional[str] = typer.Option(None, "--store", help="run store URL (default: HOPRAG_STORE or .hoprag/hoprag.db)"),
+    thresholds: Path = typer.Option(Path("thresholds.yaml"), "--thresholds", help="gate thresholds"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
-    """Import the bundled samples, index them, answer every question twice, evaluate, report."""
+    """Import the bundled samples, index them, answer every question twice, evaluate, gate, report."""
     from hoprag.demo import run_demo
 
-    report = run_demo(data_dir, out_dir, quiet=quiet, console=out)
+    report = run_demo(data_dir, out_dir, quiet=quiet, console=out, store_url=store, thresholds=thresholds)
     out.print(f"report: {report.markdown}  ·  {report.json}")
 
 
@@ -220,7 +239,7 @@ def main() -> None:
     """Console entry point: clear errors instead of tracebacks for anything hoprag raises."""
     argv = _expand_variadic_k(sys.argv[1:])
     try:
-        app(args=argv, standalone_mode=False)
+        code = app(args=argv, standalone_mode=False)
     except HopragError as exc:
         err.print(f"[red]error:[/] {exc}")
         raise SystemExit(2) from None
@@ -235,6 +254,8 @@ def main() -> None:
             exc.show()
             raise SystemExit(exc.exit_code) from None
         raise
+    if isinstance(code, int) and code:
+        raise SystemExit(code)
 
 
 if __name__ == "__main__":

@@ -69,7 +69,37 @@ def _prepare_set(name: str, fmt: str, folder: Path, pattern: str, work: Path) ->
     return work / "cases.jsonl", work / "corpus.jsonl", dict(result.stats)
 
 
-def run_demo(data_dir: str | Path, out_dir: str | Path, *, quiet: bool = False, console: Console | None = None) -> DemoReport:
+def _gate_set(store: Any, run_id: str, thresholds: Path | None) -> dict[str, Any]:
+    """Gate one demo run on absolute bounds (a first run has no baseline to compare with)."""
+    if thresholds is None or not thresholds.exists():
+        return {"run_id": run_id, "gated": False, "reason": "no thresholds file"}
+    from hoprag.gates.gate import evaluate_gate
+    from hoprag.gates.thresholds import load_thresholds
+
+    report = evaluate_gate(run_id, store.metrics(run_id), load_thresholds(thresholds), None, None)
+    return {
+        "run_id": run_id,
+        "gated": True,
+        "blocked": report.blocked,
+        "blocking": sorted({f"{r.stage}/{r.metric}" for r in report.blocking_failures}),
+        "warnings": sorted({f"{r.stage}/{r.metric}" for r in report.warnings}),
+        "checked": len(report.rows),
+    }
+
+
+def run_demo(
+    data_dir: str | Path,
+    out_dir: str | Path,
+    *,
+    quiet: bool = False,
+    console: Console | None = None,
+    store_url: str | None = None,
+    thresholds: Path | None = Path("thresholds.yaml"),
+) -> DemoReport:
+    """``store_url`` (default: ``HOPRAG_STORE`` or ``.hoprag/hoprag.db``) receives every stage's metrics."""
+    from hoprag.gates.pipeline import record_demo_stages
+    from hoprag.store import RunStore
+
     data_dir, out_dir = Path(data_dir), Path(out_dir)
     console = console or Console()
     if not data_dir.is_dir():
@@ -77,6 +107,7 @@ def run_demo(data_dir: str | Path, out_dir: str | Path, *, quiet: bool = False, 
     out_dir.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, Any]] = {}
     started = time.time()
+    store = RunStore(store_url)
     for name, fmt, folder, pattern in SETS:
         if not (data_dir / folder).is_dir():
             continue
@@ -110,6 +141,17 @@ def run_demo(data_dir: str | Path, out_dir: str | Path, *, quiet: bool = False, 
                 "stop_reasons": dict(Counter(t.stop_reason for t in traces)),
                 "errors": summary.errors,
             }
+        run_id = f"demo-{name}-{time.strftime('%Y%m%dT%H%M%S', time.gmtime(started))}"
+        stage_counts = record_demo_stages(
+            store,
+            run_id,
+            documents,
+            list(index.chunks.values()),
+            index,
+            cases,
+            {e: read_traces(work / f"traces-{e}.jsonl") for e in ENGINES},
+        )
+        entry["gates"] = {"metrics_per_stage": stage_counts, **_gate_set(store, run_id, thresholds)}
         results[name] = entry
         console.print(
             comparison_table(
@@ -119,6 +161,7 @@ def run_demo(data_dir: str | Path, out_dir: str | Path, *, quiet: bool = False, 
                 baseline="single",
             )
         )
+    store.close()
     elapsed = time.time() - started
     json_path = out_dir / "report.json"
     md_path = out_dir / "report.md"
@@ -168,6 +211,25 @@ def render_markdown(results: dict[str, dict[str, Any]], elapsed: float) -> str:
         cases = entry["engines"]["multihop"]["aggregate"].get("cases")
         lines.append(
             f"| {name} | {cases} | {entry['index']['documents']} | {entry['index']['chunks']} | {entry['dataset_version']} | {stops} |"
+        )
+    lines += [
+        "",
+        "## Stage gates",
+        "",
+        "Every stage's metrics went to the run store under the run id below; gated on `thresholds.yaml`",
+        "(absolute bounds: a first run has no baseline). Re-gate with `hoprag gate --run ID --no-baseline`,",
+        "or freeze a baseline with `hoprag baseline --run ID`.",
+        "",
+        "| set | run id | metrics per stage | verdict | blocking | warnings |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, entry in results.items():
+        gates = entry.get("gates", {})
+        counts = ", ".join(f"{k} {v}" for k, v in gates.get("metrics_per_stage", {}).items())
+        verdict = "not gated" if not gates.get("gated") else ("BLOCKED" if gates.get("blocked") else "passed")
+        lines.append(
+            f"| {name} | `{gates.get('run_id', '')}` | {counts} | {verdict} | "
+            f"{', '.join(gates.get('blocking', [])) or '–'} | {', '.join(gates.get('warnings', [])) or '–'} |"
         )
     lines += ["", f"Total time: {elapsed:.1f} s.", ""]
     return "\n".join(lines)
