@@ -94,21 +94,66 @@ def search_cmd(
     out.print(hits_table(hits, index.chunks, title=f"{len(hits)} hits for {query!r}"))
 
 
+# Options shared by the commands that answer questions.
+MODE_OPT = typer.Option("bm25", "--mode", help="retrieval: bm25 | dense | hybrid (dense needs `hoprag index --dense`)")
+LLM_OPT = typer.Option(
+    "offline", "--llm", envvar="HOPRAG_LLM", help="backend for every role: offline | openai:MODEL | llamacpp:PATH.gguf"
+)
+PLANNER_OPT = typer.Option(None, "--planner-llm", help="backend for planning (default: --llm)")
+SYNTH_OPT = typer.Option(None, "--synth-llm", help="backend for synthesis (default: --llm)")
+BASE_URL_OPT = typer.Option(None, "--base-url", envvar="HOPRAG_BASE_URL", help="OpenAI-compatible server URL")
+RERANK_OPT = typer.Option("offline", "--rerank", help="reranker: offline (chain-aware) | llm")
+ENGINE_OPT = typer.Option("multihop", "--engine", help="single or multihop")
+K_OPT = typer.Option(None, "--k", help="hits per retrieval call")
+
+
+def _make_engine(engine, index, *, k, mode, llm, planner_llm, synth_llm, base_url, rerank, on_event=None):
+    from hoprag.pipeline.factory import make_engine
+
+    specs = [s for s in (llm, planner_llm, synth_llm) if s]
+    llm_options = {"base_url": base_url} if base_url and any(s.startswith("openai") for s in specs) else {}
+    return make_engine(
+        _check_engine(engine),
+        index,
+        k=k,
+        mode=mode,
+        llm=llm,
+        planner_llm=planner_llm,
+        synth_llm=synth_llm,
+        rerank=rerank,
+        on_event=on_event,
+        llm_options=llm_options,
+    )
+
+
 @app.command("ask")
 def ask_cmd(
     index_dir: Path = typer.Argument(..., help="index directory"),
     question: str = typer.Argument(...),
-    engine: str = typer.Option("multihop", "--engine", help="single or multihop"),
-    k: Optional[int] = typer.Option(None, "--k", help="hits per retrieval call"),
+    engine: str = ENGINE_OPT,
+    k: Optional[int] = K_OPT,
+    mode: str = MODE_OPT,
+    llm: str = LLM_OPT,
+    planner_llm: Optional[str] = PLANNER_OPT,
+    synth_llm: Optional[str] = SYNTH_OPT,
+    base_url: Optional[str] = BASE_URL_OPT,
+    rerank: str = RERANK_OPT,
     as_json: bool = typer.Option(False, "--json", help="print the whole Trace as JSON"),
 ) -> None:
     """Answer one question, then show the evidence trail hop by hop."""
     from hoprag.index.store import load_index
-    from hoprag.pipeline.factory import make_engine
     from hoprag.render import trace_report
 
+    def progress(stage: str, hop: int, detail: str) -> None:
+        if not as_json:
+            where = f"hop {hop} · " if stage == "searching" else ""
+            err.print(f"[dim]{where}{stage} {detail} …[/]")
+
     index = load_index(index_dir)
-    runner = make_engine(_check_engine(engine), index, k=k)
+    runner = _make_engine(
+        engine, index, k=k, mode=mode, llm=llm, planner_llm=planner_llm, synth_llm=synth_llm,
+        base_url=base_url, rerank=rerank, on_event=progress,
+    )
     trace = runner.answer(question, case_id="ask")
     if as_json:
         print(json.dumps(trace.to_dict(), ensure_ascii=False, indent=2))
@@ -122,21 +167,29 @@ def run_cmd(
     index_dir: Path = typer.Argument(..., help="index directory"),
     cases_file: Path = typer.Argument(..., help="cases.jsonl (only the questions reach the engine)"),
     out_file: Path = typer.Option(..., "--out", help="traces JSONL, appended as the run goes"),
-    engine: str = typer.Option("multihop", "--engine", help="single or multihop"),
-    k: Optional[int] = typer.Option(None, "--k", help="hits per retrieval call"),
+    engine: str = ENGINE_OPT,
+    k: Optional[int] = K_OPT,
+    mode: str = MODE_OPT,
+    llm: str = LLM_OPT,
+    planner_llm: Optional[str] = PLANNER_OPT,
+    synth_llm: Optional[str] = SYNTH_OPT,
+    base_url: Optional[str] = BASE_URL_OPT,
+    rerank: str = RERANK_OPT,
     resume: bool = typer.Option(True, "--resume/--no-resume", help="skip cases already in --out"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Answer every case's question and write one Trace per case."""
     from hoprag.datasets.schema import load_cases
     from hoprag.index.store import load_index
-    from hoprag.pipeline.factory import make_engine
     from hoprag.pipeline.runner import questions_from_cases, run_questions
     from hoprag.progress import progress_bar
 
     questions = questions_from_cases(load_cases(cases_file))
     index = load_index(index_dir)
-    runner = make_engine(_check_engine(engine), index, k=k)
+    runner = _make_engine(
+        engine, index, k=k, mode=mode, llm=llm, planner_llm=planner_llm, synth_llm=synth_llm,
+        base_url=base_url, rerank=rerank,
+    )
     with progress_bar(f"run {engine}", len(questions), quiet=quiet) as progress:
         summary = run_questions(runner, questions, out_file, resume=resume, progress=progress)
     out.print(

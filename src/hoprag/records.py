@@ -281,7 +281,8 @@ class Trace:
     """Everything one question left behind: steps, final ranked evidence, answer, stop reason.
 
     ``evidence`` is the buffer in the order it was given to synthesis (best first); evaluation's
-    "top-k selected evidence" is its first k entries.
+    "top-k selected evidence" is its first k entries. ``warnings`` records degraded steps that did
+    not stop the run, e.g. a model call that failed and fell back to the offline role.
     """
 
     run_id: str
@@ -297,6 +298,7 @@ class Trace:
     latency_ms: float = 0.0
     error: str | None = None
     plan: dict[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -317,6 +319,7 @@ class Trace:
             latency_ms=float(data.get("latency_ms", 0.0)),
             error=data.get("error"),
             plan=dict(data.get("plan") or {}),
+            warnings=tuple(str(w) for w in data.get("warnings") or ()),
         )
 
 

@@ -40,6 +40,8 @@ def trace_report(trace: Trace, *, hits_per_step: int = 3) -> list[Any]:
             subtitle=f"confidence {answer.confidence:.2f} · stop: {trace.stop_reason} · {trace.latency_ms:.1f} ms",
         )
     )
+    for warning in trace.warnings:
+        parts.append(Text(f"warning: {warning}", style="yellow"))
     trail = Table(title="evidence trail (one row per retrieval call; ✓ = kept)", show_lines=True)
     trail.add_column("step")
     trail.add_column("hop", justify="right")

@@ -78,8 +78,12 @@ class MultiHopEngine:
         self.cache = RetrievalCache(cfg.cache_size)
         self.on_event = on_event
         self._pool: ThreadPoolExecutor | None = None
+        self.refresh_config_hash()
+
+    def refresh_config_hash(self) -> None:
+        """The config hash names the engine config and every role, so swapped roles change it."""
         roles = {r: getattr(self, r).name for r in ("planner", "expander", "judge", "reranker", "synthesizer")}
-        self.config_hash = config_hash(cfg, f"{self.name}:{sorted(roles.items())}")
+        self.config_hash = config_hash(self.config, f"{self.name}:{sorted(roles.items())}")
 
     # -- one question ---------------------------------------------------------------------------
 
@@ -106,6 +110,7 @@ class MultiHopEngine:
             engine=self.name,
             latency_ms=run.clock.elapsed_ms(),
             plan=plan.model_dump(),
+            warnings=run.warnings(),
         )
 
     def map(self, fn, items: Sequence) -> list:
@@ -156,6 +161,8 @@ class _Run:
         self.frontier: list[Evidence] = []
         self.hop = 0
         self.last_ms = 0.0
+        self.usage_at_start = self._spent()
+        self.failures_at_start = {id(r): len(getattr(r, "failures", ())) for r in self._roles()}
 
     # -- bookkeeping ----------------------------------------------------------------------------
 
@@ -163,9 +170,23 @@ class _Run:
         if self.engine.on_event is not None:
             self.engine.on_event(stage, self.hop, detail)
 
-    def usage(self) -> Usage:
+    def _roles(self) -> list:
+        e = self.engine
+        return list({id(r): r for r in (e.planner, e.expander, e.judge, e.reranker, e.synthesizer)}.values())
+
+    def warnings(self) -> tuple[str, ...]:
+        """Model failures this question met; each fell back to the offline role."""
+        out = []
+        for role in self._roles():
+            failures = getattr(role, "failures", ())
+            for message in failures[self.failures_at_start.get(id(role), 0) :]:
+                out.append(f"{role.name} fell back to offline: {message}")
+        return tuple(out)
+
+    def _spent(self) -> Usage:
+        """What every model-backed role has spent so far (roles keep running totals)."""
         total = Usage()
-        for role in (self.engine.planner, self.engine.expander, self.engine.judge, self.engine.reranker, self.engine.synthesizer):
+        for role in self._roles():
             spent = getattr(role, "usage", None)
             if isinstance(spent, Usage):
                 total = Usage(
@@ -174,6 +195,15 @@ class _Run:
                     cost=total.cost + spent.cost,
                 )
         return total
+
+    def usage(self) -> Usage:
+        """What this question spent."""
+        now, start = self._spent(), self.usage_at_start
+        return Usage(
+            prompt_tokens=now.prompt_tokens - start.prompt_tokens,
+            completion_tokens=now.completion_tokens - start.completion_tokens,
+            cost=round(now.cost - start.cost, 10),
+        )
 
     def budget_stop(self) -> str:
         if self.cfg.time_budget_ms and self.clock.elapsed_ms() > self.cfg.time_budget_ms:
@@ -231,7 +261,8 @@ class _Run:
                 self.frontier = self.hold(step)
                 continue
             self.emit("searching", "; ".join(s.query for s in layer))
-            jobs = [(sub, self._queries_for(sub, steps_of)) for sub in layer]
+            # Conditioning may call a model: the sub-queries of one layer are conditioned concurrently.
+            jobs = self.engine.map(lambda sub: (sub, self._queries_for(sub, steps_of)), layer)
             flat = [(sub, conditioned) for sub, queries in jobs for conditioned in queries]
             exclude = tuple(self.held)
             results = self.engine.map(lambda job: self.retrieve(job[1].query, exclude if job[0].depends_on else ()), flat)

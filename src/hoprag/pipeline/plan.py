@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from hoprag.errors import ConfigError
 
@@ -42,6 +42,7 @@ class Plan(BaseModel):
     sub_queries: list[SubQuery] = Field(min_length=1)
     synthesis_hint: str = ""
     planner: str = "offline"
+    note: str = ""
 
     @model_validator(mode="after")
     def _dag(self) -> Plan:
@@ -91,8 +92,14 @@ def validate_plan(data: dict, *, planner: str) -> Plan:
     """A plan from untrusted (model) output; errors name the problem and the fix."""
     try:
         return Plan.model_validate({**data, "planner": planner})
-    except ValueError as exc:
-        raise ConfigError(f"invalid plan from {planner}: {exc}. Fix: ask for a DAG of at most {MAX_SUBQUERIES} sub-queries") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        reason = first.get("msg", str(exc)).removeprefix("Value error, ")
+        raise ConfigError(
+            f"invalid plan from {planner}: {reason}" + (f" (at {where})" if where else "")
+            + f". Fix: ask for a DAG of at most {MAX_SUBQUERIES} sub-queries"
+        ) from None
 
 
 _OPTIONS = re.compile(r"^(?P<head>.*?),?\s+(?P<a>[^,?]+?)\s+or\s+(?P<b>[^,?]+?)\s*\?\s*$", re.I)
