@@ -14,7 +14,7 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 	touch $@
 
 $(VENV)/.installed-dev: $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 $(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
 demo: $(VENV)/.installed
@@ -25,6 +25,9 @@ test: $(VENV)/.installed-dev
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/bm25.py
+	$(BIN)/python bench/pipeline.py
+	$(BIN)/python bench/metrics.py
+	$(BIN)/python bench/eval.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache

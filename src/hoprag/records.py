@@ -282,7 +282,8 @@ class Trace:
 
     ``evidence`` is the buffer in the order it was given to synthesis (best first); evaluation's
     "top-k selected evidence" is its first k entries. ``warnings`` records degraded steps that did
-    not stop the run, e.g. a model call that failed and fell back to the offline role.
+    not stop the run, e.g. a model call that failed and fell back to the offline role; ``timings``
+    splits the wall time by phase (``planning_ms``, ``retrieval_ms``, ``ranking_ms``, ``synthesis_ms``).
     """
 
     run_id: str
@@ -299,6 +300,7 @@ class Trace:
     error: str | None = None
     plan: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -320,6 +322,7 @@ class Trace:
             error=data.get("error"),
             plan=dict(data.get("plan") or {}),
             warnings=tuple(str(w) for w in data.get("warnings") or ()),
+            timings={str(k): float(v) for k, v in (data.get("timings") or {}).items()},
         )
 
 

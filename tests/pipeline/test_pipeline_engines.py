@@ -26,6 +26,7 @@ def engine(index, **config):
 def strip_latency(trace: Trace) -> dict:
     data = trace.to_dict()
     data["latency_ms"] = 0
+    data["timings"] = {}
     for step in data["steps"]:
         step["latency_ms"] = step["cumulative_ms"] = 0
     return data

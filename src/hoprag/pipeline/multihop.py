@@ -91,12 +91,24 @@ class MultiHopEngine:
         """Answer ``question``. ``seed_chunks`` replaces hop 1 with given chunks (the oracle-hop
         ablation: the correct prior evidence is supplied and every later hop runs unchanged)."""
         run = _Run(self, question, _StepClock())
+        t0 = run.clock.elapsed_ms()
         plan = Plan(sub_queries=[SubQuery(order=1, query=question)], planner="oracle") if seed_chunks else self._plan(run)
+        t1 = run.clock.elapsed_ms()
+        run.last_ms = t1
         stop = run.execute_plan(plan, seed_chunks)
         if not stop:
             stop = run.follow_bridges()
+        t2 = run.clock.elapsed_ms()
         evidence = tuple(self.reranker.rerank(question, list(run.held.values()), run.steps))
+        t3 = run.clock.elapsed_ms()
         answer = self._answer(run, evidence, stop)
+        t4 = run.clock.elapsed_ms()
+        timings = {
+            "planning_ms": round(t1 - t0, 3),
+            "retrieval_ms": round(t2 - t1, 3),
+            "ranking_ms": round(t3 - t2, 3),
+            "synthesis_ms": round(t4 - t3, 3),
+        }
         return Trace(
             run_id=run_id,
             case_id=case_id,
@@ -111,6 +123,7 @@ class MultiHopEngine:
             latency_ms=run.clock.elapsed_ms(),
             plan=plan.model_dump(),
             warnings=run.warnings(),
+            timings=timings,
         )
 
     def map(self, fn, items: Sequence) -> list:

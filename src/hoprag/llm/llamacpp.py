@@ -1,0 +1,150 @@
+"""A local GGUF model in-process through llama-cpp-python (``pip install 'hoprag[local]'``).
+
+JSON requests are grammar-constrained to the schema (llama.cpp's ``json_object`` + ``schema``).
+The timeout is checked before each generated token: a text request past it is ended at once (the
+next token is forced to end-of-generation) and raises LLMTimeoutError. A JSON request cannot be cut
+short without breaking the grammar, so it runs to its end (bounded by ``max_tokens``) and then
+raises LLMTimeoutError if it overran. Prompt evaluation itself cannot be interrupted. Calls are
+serialised by a lock because a ``llama_cpp.Llama`` is not thread-safe.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hoprag.errors import InputError
+from hoprag.llm.base import DEFAULT_TIMEOUT, Completion, LLM, Message
+from hoprag.llm.errors import LLMDependencyError, LLMError, LLMResponseError, LLMTimeoutError
+from hoprag.records import Usage
+
+
+class _Deadline:
+    """A logits processor that notes when the deadline passes and then forces end-of-generation.
+
+    llama-cpp-python calls it from a C callback, where an exception would be swallowed.
+    """
+
+    def __init__(self, deadline: float, eos: int) -> None:
+        self.deadline = deadline
+        self.eos = eos
+        self.passed = False
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if not self.passed and time.monotonic() > self.deadline:
+            self.passed = True
+        if self.passed:
+            scores[:] = -float("inf")
+            scores[self.eos] = 0.0
+        return scores
+
+
+def _import_llama_cpp() -> Any:
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise LLMDependencyError("llama-cpp-python", "local") from exc
+    return llama_cpp
+
+
+class LlamaCppLLM(LLM):
+    """A GGUF chat model; ``n_ctx`` is the context window, ``n_threads`` None lets llama.cpp choose."""
+
+    name = "llamacpp"
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        n_ctx: int = 2048,
+        n_threads: int | None = None,
+        seed: int = 0,
+        chat_format: str | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        verbose: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        path = Path(model_path).expanduser()
+        super().__init__(str(path), timeout=timeout, **kwargs)
+        if path.suffix.lower() != ".gguf":
+            raise InputError("not a GGUF model file (expected a .gguf path)", source=str(path),
+                             fix="pass --llm llamacpp:PATH/TO/MODEL.gguf")
+        if not path.is_file():
+            raise InputError("GGUF model file not found", source=str(path),
+                             fix="check the path, or download a .gguf model and pass llamacpp:PATH.gguf")
+        llama_cpp = _import_llama_cpp()
+        self.seed = seed
+        try:
+            self._llama = llama_cpp.Llama(
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_threads=n_threads,
+                seed=seed,
+                chat_format=chat_format,
+                verbose=verbose,
+            )
+        except (ValueError, RuntimeError) as exc:
+            raise LLMError(f"llama.cpp cannot load the model: {exc}", model=str(path),
+                           fix="check that the file is a complete GGUF model this llama-cpp-python supports") from exc
+        self._lock = threading.Lock()
+
+    @property
+    def spec(self) -> str:
+        return f"llamacpp:{self.model}"
+
+    def close(self) -> None:
+        closer = getattr(self._llama, "close", None)
+        if closer is not None:
+            closer()
+
+    def _complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        temperature: float,
+        json_schema: dict[str, Any] | None,
+    ) -> Completion:
+        timeout = self.timeout
+        options: dict[str, Any] = {
+            "messages": [m.to_dict() for m in messages],
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "seed": self.seed,
+        }
+        if json_schema is not None:
+            options["response_format"] = {"type": "json_object", "schema": json_schema}
+        deadline = None
+        if timeout is not None:  # waiting for the lock counts against the timeout too
+            deadline = _Deadline(time.monotonic() + timeout, self._llama.token_eos())
+            if json_schema is None:
+                # Only text can be cut short; with a grammar the processor would also slow sampling 3x.
+                options["logits_processor"] = [deadline]
+        with self._lock:
+            try:
+                data = self._llama.create_chat_completion(**options)
+            except (ValueError, RuntimeError) as exc:
+                raise LLMError(f"llama.cpp failed: {exc}", model=self.model,
+                               fix="shorten the prompt or raise n_ctx (the context window)") from exc
+        if deadline is not None and (deadline.passed or time.monotonic() > deadline.deadline):
+            raise LLMTimeoutError(f"generation did not finish within {timeout} s", model=self.model, timeout=timeout)
+        return _parse(data, self.model)
+
+
+def _parse(data: Any, model: str) -> Completion:
+    try:
+        choice = data["choices"][0]
+        text = choice["message"]["content"] or ""
+    except (KeyError, IndexError, TypeError) as exc:
+        raise LLMResponseError(f"llama.cpp returned no message: {str(data)[:200]}", model=model) from exc
+    usage = data.get("usage") or {}
+    return Completion(
+        text=str(text),
+        usage=Usage(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))),
+        model=model,
+        raw=data,
+        finish_reason=choice.get("finish_reason"),
+    )

@@ -1,0 +1,279 @@
+"""Any OpenAI-compatible chat server over HTTP: OpenAI, vLLM, Ollama, llama.cpp server, LM Studio.
+
+The base URL comes from ``base_url=``, else ``HOPRAG_BASE_URL``, else ``https://api.openai.com/v1``;
+``/v1`` is appended when the URL has no ``/v1`` in its path. The key comes from ``api_key=``, else
+``HOPRAG_API_KEY``, else ``OPENAI_API_KEY``; it is required up front only for api.openai.com, and
+otherwise only once the server answers 401/403 (a local server needs none).
+
+JSON requests send ``response_format`` ``json_schema`` (constrained decoding: OpenAI, vLLM, the
+llama.cpp C++ server); a server that rejects it (HTTP 400/422, or a 5xx whose body names
+``response_format``) is asked again with ``json_object``
+carrying a ``schema`` (llama-cpp-python's server constrains to it), then plain ``json_object``, then
+the prompt alone; the backend remembers the level that worked. Every level also states the schema
+in the prompt, and the base class validates the reply either way.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from hoprag.errors import ConfigError
+from hoprag.llm.base import DEFAULT_TIMEOUT, Completion, LLM, Message
+from hoprag.llm.errors import (
+    LLMDependencyError,
+    LLMError,
+    LLMRateLimitError,
+    LLMResponseError,
+    LLMServerError,
+    LLMTimeoutError,
+    LLMUnavailableError,
+    MissingAPIKeyError,
+)
+from hoprag.records import Usage
+
+if TYPE_CHECKING:
+    import httpx
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+BASE_URL_VARIABLE = "HOPRAG_BASE_URL"
+KEY_VARIABLES = ("HOPRAG_API_KEY", "OPENAI_API_KEY")
+JSON_MODES = ("json_schema", "json_object+schema", "json_object", "prompt")
+
+
+def resolve_base_url(base_url: str | None = None) -> str:
+    """The API root ending in ``/v1`` (or wherever the given path already names ``/v1``)."""
+    url = (base_url or os.environ.get(BASE_URL_VARIABLE) or OPENAI_BASE_URL).strip().rstrip("/")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ConfigError(
+            f"LLM base URL {url!r} is not an http(s) URL; pass e.g. --base-url http://127.0.0.1:8080/v1"
+            f" or set {BASE_URL_VARIABLE}"
+        )
+    if "/v1" not in parts.path:
+        url += "/v1"
+    return url
+
+
+def resolve_api_key(api_key: str | None = None) -> tuple[str | None, str | None]:
+    """(key, where it came from): the argument, then each of KEY_VARIABLES; (None, None) if none."""
+    if api_key:
+        return api_key, "api_key"
+    for name in KEY_VARIABLES:
+        value = os.environ.get(name)
+        if value:
+            return value, name
+    return None, None
+
+
+def _import_httpx() -> Any:
+    try:
+        import httpx
+    except ImportError as exc:
+        raise LLMDependencyError("httpx", "llm") from exc
+    return httpx
+
+
+class OpenAICompatLLM(LLM):
+    """Chat completions at ``{base_url}/chat/completions``; ``json_mode`` fixes the JSON level."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        json_mode: str = "auto",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(model, timeout=timeout, **kwargs)
+        if not model:
+            raise ConfigError("the openai backend needs a model name: openai:MODEL (e.g. openai:gpt-4o-mini)")
+        if json_mode != "auto" and json_mode not in JSON_MODES:
+            raise ConfigError(f"json_mode {json_mode!r} is not one of: auto, {', '.join(JSON_MODES)}")
+        self._httpx = _import_httpx()
+        self.base_url = resolve_base_url(base_url)
+        self.url = self.base_url + "/chat/completions"
+        self._api_key, self._key_source = resolve_api_key(api_key)
+        if self._api_key is None and urlsplit(self.base_url).hostname == "api.openai.com":
+            raise MissingAPIKeyError(f"{self.base_url} needs an API key and none was given", model=model)
+        self._json_level = 0 if json_mode == "auto" else JSON_MODES.index(json_mode)
+        self._level_lock = threading.Lock()
+        headers = {"Content-Type": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        self._client: httpx.Client = self._httpx.Client(headers=headers, timeout=self._httpx.Timeout(timeout))
+
+    @property
+    def json_mode(self) -> str:
+        """The JSON level this server accepted last (or will be tried first)."""
+        return JSON_MODES[self._json_level]
+
+    def close(self) -> None:
+        self._client.close()
+
+    def list_models(self) -> list[str]:
+        """Model ids the server offers (GET /models)."""
+        response = self._send("GET", self.base_url + "/models", None)
+        self._raise_for_status(response)
+        data = self._read_json(response).get("data")
+        return [str(m.get("id")) for m in data or [] if isinstance(m, dict)]
+
+    def _complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        temperature: float,
+        json_schema: dict[str, Any] | None,
+    ) -> Completion:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [m.to_dict() for m in messages],
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+        }
+        with self._level_lock:
+            first_level = level = self._json_level
+        while True:
+            if json_schema is not None:
+                _set_response_format(body, JSON_MODES[level], json_schema)
+            response = self._send("POST", self.url, body)
+            rejected = json_schema is not None and _rejects_format(response)
+            if not rejected or JSON_MODES[level] == "prompt":
+                break
+            level += 1
+        if level != first_level and response.status_code < 400:
+            # Remember only a level that worked: a 400 for another reason must not disable constraints.
+            with self._level_lock:
+                self._json_level = max(self._json_level, level)
+        self._raise_for_status(response)
+        return self._parse(self._read_json(response))
+
+    def _send(self, method: str, url: str, body: dict[str, Any] | None) -> httpx.Response:
+        httpx = self._httpx
+        try:
+            return self._client.request(method, url, json=body)
+        except httpx.TimeoutException as exc:
+            raise LLMTimeoutError(
+                f"no complete answer from {url} within {self.timeout} s ({type(exc).__name__})",
+                model=self.model,
+                timeout=self.timeout,
+            ) from exc
+        except httpx.ConnectError as exc:
+            raise LLMUnavailableError(url, str(exc) or "connection failed", model=self.model) from exc
+        except httpx.RemoteProtocolError as exc:
+            error = LLMResponseError(f"{url} closed the connection mid-response: {exc}", model=self.model,
+                                     fix="check the server's log; the call is retried")
+            error.retryable = True  # a cut connection is transient; a malformed body is not
+            raise error from exc
+        except httpx.TransportError as exc:
+            raise LLMUnavailableError(url, f"{type(exc).__name__}: {exc}", model=self.model) from exc
+
+    def _raise_for_status(self, response: httpx.Response) -> None:
+        status = response.status_code
+        if status < 400:
+            return
+        url = str(response.request.url)
+        detail = _error_detail(response)
+        if status in (401, 403):
+            if self._api_key is None:
+                message = f"{url} requires an API key (HTTP {status}: {detail}) and none was given"
+            else:
+                message = f"{url} rejected the API key from {self._key_source} (HTTP {status}: {detail})"
+            raise MissingAPIKeyError(message, variable=KEY_VARIABLES[0], model=self.model)
+        if status == 429:
+            raise LLMRateLimitError(f"{url} is rate limiting (HTTP 429: {detail})", model=self.model,
+                                    retry_after=_retry_after(response))
+        if status == 408:
+            raise LLMTimeoutError(f"{url} timed out the request (HTTP 408: {detail})", model=self.model,
+                                  timeout=self.timeout)
+        if status >= 500:
+            raise LLMServerError(f"{url} failed (HTTP {status}: {detail})", model=self.model, status=status)
+        if status == 404:
+            raise LLMError(f"{url} answered 404: {detail}", model=self.model,
+                           fix="check the base URL (the API root, usually ending in /v1) and the model name")
+        raise LLMError(f"{url} refused the request (HTTP {status}: {detail})", model=self.model)
+
+    def _read_json(self, response: httpx.Response) -> dict[str, Any]:
+        try:
+            data = response.json()
+        except ValueError as exc:
+            raise LLMResponseError(
+                f"{response.request.url} returned a body that is not valid JSON (truncated?): {response.text[:200]!r}",
+                model=self.model,
+                fix="check that the base URL points at an OpenAI-compatible API and the server's log",
+            ) from exc
+        if not isinstance(data, dict):
+            raise LLMResponseError(f"{response.request.url} returned JSON that is not an object: {data!r:.200}",
+                                   model=self.model)
+        return data
+
+    def _parse(self, data: dict[str, Any]) -> Completion:
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise LLMResponseError(f"{self.url} returned no choices: {str(data)[:200]}", model=self.model)
+        message = choices[0].get("message")
+        if not isinstance(message, dict):
+            raise LLMResponseError(f"{self.url} returned a choice without a message: {str(choices[0])[:200]}",
+                                   model=self.model)
+        content = message.get("content")
+        if content is None and message.get("refusal"):
+            raise LLMError(f"the model refused: {message['refusal']}", model=self.model)
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        return Completion(
+            text=str(content or ""),
+            usage=Usage(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))),
+            model=str(data.get("model") or self.model),
+            raw=data,
+            finish_reason=choices[0].get("finish_reason"),
+        )
+
+
+def _set_response_format(body: dict[str, Any], mode: str, schema: dict[str, Any]) -> None:
+    if mode == "json_schema":
+        name = "".join(c if c.isalnum() or c in "_-" else "_" for c in str(schema.get("title") or "response"))
+        body["response_format"] = {"type": "json_schema", "json_schema": {"name": name[:64], "schema": schema}}
+    elif mode == "json_object+schema":
+        body["response_format"] = {"type": "json_object", "schema": schema}
+    elif mode == "json_object":
+        body["response_format"] = {"type": "json_object"}
+    else:
+        body.pop("response_format", None)
+
+
+def _rejects_format(response: httpx.Response) -> bool:
+    """A 400/422, or a 5xx naming response_format (llama-cpp-python answers 500 to a field it refuses)."""
+    status = response.status_code
+    return status in (400, 422) or (status >= 500 and "response_format" in response.text)
+
+
+def _error_detail(response: httpx.Response) -> str:
+    try:
+        data = response.json()
+    except ValueError:
+        return response.text[:200].strip() or response.reason_phrase
+    error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, dict) and error.get("message"):
+        return str(error["message"])[:300]
+    if error:
+        return str(error)[:300]
+    return str(data.get("detail") or data)[:300] if isinstance(data, dict) else str(data)[:300]
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None  # an HTTP-date; the backoff schedule applies instead
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0

@@ -1,0 +1,108 @@
+"""Loopback helpers for the LLM tests: a scripted OpenAI-compatible HTTP stub and a free port."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class StubReply:
+    """One scripted HTTP answer; ``cut`` sends half the body then closes the connection."""
+
+    status: int = 200
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    cut: bool = False
+
+
+def chat_body(text: str, prompt_tokens: int = 7, completion_tokens: int = 3, model: str = "stub") -> dict[str, Any]:
+    """A minimal valid /v1/chat/completions answer."""
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens},
+    }
+
+
+class StubServer:
+    """Answers each request with the next scripted StubReply and records what it received."""
+
+    def __init__(self) -> None:
+        self.replies: deque[StubReply] = deque()
+        self.requests: list[dict[str, Any]] = []
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def _answer(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                stub.requests.append({
+                    "method": self.command,
+                    "path": self.path,
+                    "headers": {k.lower(): v for k, v in self.headers.items()},
+                    "json": json.loads(raw) if raw else None,
+                })
+                reply = stub.replies.popleft() if stub.replies else StubReply(500, {"error": "no scripted reply"})
+                if reply.delay:
+                    time.sleep(reply.delay)
+                body = reply.body
+                data = body if isinstance(body, bytes) else (body.encode() if isinstance(body, str)
+                                                             else json.dumps(body).encode())
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in reply.headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                if reply.cut:
+                    self.wfile.write(data[: len(data) // 2])
+                    self.wfile.flush()
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                self.wfile.write(data)
+
+            do_GET = _answer
+            do_POST = _answer
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def script(self, *replies: StubReply) -> None:
+        self.replies.extend(replies)
+
+    def __enter__(self) -> StubServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
