@@ -18,6 +18,7 @@ from hoprag.pipeline.compare import answer_comparison
 from hoprag.pipeline.text import content_tokens, fold, sentences_with_offsets, tokens
 from hoprag.records import Answer, Citation, Claim, Evidence
 
+CHAIN_ITEMS = 2  # leading evidence items cited as the chain behind an answer
 _YES_NO = re.compile(
     r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall)\b", re.I
 )
@@ -94,12 +95,15 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
     if source is None:
         return Answer(text="", abstained=True, confidence=0.0)
     claims = [Claim(text=f"{text}: {source[1]}", citations=(_cite(source[0]),))]
-    # The chain behind the answer: the best sentence of each other hop's leading evidence.
-    seen_hops = {source[0].hop}
-    for _, _, item, sentence in scored:
-        if item.hop not in seen_hops:
-            seen_hops.add(item.hop)
-            claims.append(Claim(text=sentence, citations=(_cite(item),)))
+    # The chain behind the answer: the evidence ranked first is the best chain found (the engine
+    # orders by chains), so each of its leading items is cited with its best-matching sentence.
+    cited = {source[0].chunk_id}
+    for item in evidence[:CHAIN_ITEMS]:
+        if item.chunk_id in cited:
+            continue
+        cited.add(item.chunk_id)
+        sentence = next((sent for _, _, it, sent in scored if it.chunk_id == item.chunk_id), item.text)
+        claims.append(Claim(text=sentence, citations=(_cite(item),)))
     return Answer(text=text, claims=tuple(claims), abstained=False, confidence=confidence)
 
 
