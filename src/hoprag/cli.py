@@ -23,12 +23,21 @@ out = Console()
 err = Console(stderr=True)
 
 ENGINES = ("single", "multihop")
+MODES = ("bm25", "dense", "hybrid")
+FUSIONS = ("rrf", "weighted")
+EMBEDDER_NAMES = ("minilm", "static")
 
 
 def _check_engine(engine: str) -> str:
-    if engine not in ENGINES:
-        raise typer.BadParameter(f"unknown engine '{engine}'; valid: {', '.join(ENGINES)}")
-    return engine
+    return _check_choice(engine, ENGINES, "engine")
+
+
+def _check_choice(value: str, valid: tuple[str, ...], what: str) -> str:
+    if value not in valid:
+        from hoprag.errors import ConfigError
+
+        raise ConfigError(f"unknown {what} '{value}'; valid: {', '.join(valid)}")
+    return value
 
 
 @app.command("import")
@@ -57,20 +66,27 @@ def index_cmd(
     out_dir: Path = typer.Option(..., "--out", help="index directory to write"),
     chunk_size: int = typer.Option(1200, "--chunk-size", help="maximum characters per chunk"),
     overlap: int = typer.Option(150, "--overlap", help="characters of trailing sentences repeated in the next chunk"),
+    dense: bool = typer.Option(False, "--dense/--no-dense", help="also embed every chunk for dense and hybrid retrieval"),
+    embedder: str = typer.Option("minilm", "--embedder", help="dense model: minilm (int8 MiniLM, 384-d) | static (model2vec, 64-d)"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
-    """Chunk and index documents (BM25) into a persisted index directory with a manifest."""
+    """Chunk and index documents (BM25, plus dense vectors with --dense) into a persisted index directory."""
     from hoprag.ingest.chunking import ChunkConfig
     from hoprag.ingest.loaders import load_corpora
     from hoprag.index.store import IndexConfig, build_index
     from hoprag.progress import staged_progress
 
     documents = load_corpora(corpora)
-    config = IndexConfig(chunk=ChunkConfig(max_chars=chunk_size, overlap_chars=overlap))
+    config = IndexConfig(
+        chunk=ChunkConfig(max_chars=chunk_size, overlap_chars=overlap),
+        dense=dense,
+        embedder=_check_choice(embedder, EMBEDDER_NAMES, "embedder"),
+    )
     with staged_progress("index", quiet=quiet) as progress:
         manifest = build_index(documents, out_dir, config, progress=progress)
+    vectors = f", {manifest.dense.dim}-d {manifest.dense.embedder} vectors" if manifest.dense else ""
     out.print(
-        f"indexed {manifest.document_count} documents as {manifest.chunk_count} chunks → {out_dir} "
+        f"indexed {manifest.document_count} documents as {manifest.chunk_count} chunks{vectors} → {out_dir} "
         f"(artifact {manifest.artifact_id}, config {manifest.config_hash})"
     )
 
@@ -80,6 +96,8 @@ def search_cmd(
     index_dir: Path = typer.Argument(..., help="index directory"),
     query: str = typer.Argument(...),
     k: int = typer.Option(10, "-k", "--k", help="number of hits"),
+    mode: str = typer.Option("bm25", "--mode", help="retrieval: bm25 | dense | hybrid (dense needs `hoprag index --dense`)"),
+    fusion: str = typer.Option("rrf", "--fusion", help="hybrid fusion: rrf (reciprocal rank) | weighted (min-max scores)"),
     as_json: bool = typer.Option(False, "--json", help="print hits as JSON"),
 ) -> None:
     """Ranked hits for a query."""
@@ -87,7 +105,8 @@ def search_cmd(
     from hoprag.render import hits_table
 
     index = load_index(index_dir)
-    hits = index.retriever().retrieve(query, k)
+    retriever = index.retriever(_check_choice(mode, MODES, "mode"), fusion=_check_choice(fusion, FUSIONS, "fusion"))
+    hits = retriever.retrieve(query, k)
     if as_json:
         print(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2))
         return
@@ -96,6 +115,7 @@ def search_cmd(
 
 # Options shared by the commands that answer questions.
 MODE_OPT = typer.Option("bm25", "--mode", help="retrieval: bm25 | dense | hybrid (dense needs `hoprag index --dense`)")
+FUSION_OPT = typer.Option("rrf", "--fusion", help="hybrid fusion: rrf (reciprocal rank) | weighted (min-max scores)")
 LLM_OPT = typer.Option(
     "offline", "--llm", envvar="HOPRAG_LLM", help="backend for every role: offline | openai:MODEL | llamacpp:PATH.gguf"
 )
@@ -107,7 +127,7 @@ ENGINE_OPT = typer.Option("multihop", "--engine", help="single or multihop")
 K_OPT = typer.Option(None, "--k", help="hits per retrieval call")
 
 
-def _make_engine(engine, index, *, k, mode, llm, planner_llm, synth_llm, base_url, rerank, on_event=None):
+def _make_engine(engine, index, *, k, mode, llm, planner_llm, synth_llm, base_url, rerank, on_event=None, fusion="rrf"):
     from hoprag.pipeline.factory import make_engine
 
     specs = [s for s in (llm, planner_llm, synth_llm) if s]
@@ -116,7 +136,8 @@ def _make_engine(engine, index, *, k, mode, llm, planner_llm, synth_llm, base_ur
         _check_engine(engine),
         index,
         k=k,
-        mode=mode,
+        mode=_check_choice(mode, MODES, "mode"),
+        fusion=_check_choice(fusion, FUSIONS, "fusion"),
         llm=llm,
         planner_llm=planner_llm,
         synth_llm=synth_llm,
@@ -133,6 +154,7 @@ def ask_cmd(
     engine: str = ENGINE_OPT,
     k: Optional[int] = K_OPT,
     mode: str = MODE_OPT,
+    fusion: str = FUSION_OPT,
     llm: str = LLM_OPT,
     planner_llm: Optional[str] = PLANNER_OPT,
     synth_llm: Optional[str] = SYNTH_OPT,
@@ -152,7 +174,7 @@ def ask_cmd(
     index = load_index(index_dir)
     runner = _make_engine(
         engine, index, k=k, mode=mode, llm=llm, planner_llm=planner_llm, synth_llm=synth_llm,
-        base_url=base_url, rerank=rerank, on_event=progress,
+        base_url=base_url, rerank=rerank, on_event=progress, fusion=fusion,
     )
     trace = runner.answer(question, case_id="ask")
     if as_json:
@@ -170,6 +192,7 @@ def run_cmd(
     engine: str = ENGINE_OPT,
     k: Optional[int] = K_OPT,
     mode: str = MODE_OPT,
+    fusion: str = FUSION_OPT,
     llm: str = LLM_OPT,
     planner_llm: Optional[str] = PLANNER_OPT,
     synth_llm: Optional[str] = SYNTH_OPT,
@@ -188,7 +211,7 @@ def run_cmd(
     index = load_index(index_dir)
     runner = _make_engine(
         engine, index, k=k, mode=mode, llm=llm, planner_llm=planner_llm, synth_llm=synth_llm,
-        base_url=base_url, rerank=rerank,
+        base_url=base_url, rerank=rerank, fusion=fusion,
     )
     with progress_bar(f"run {engine}", len(questions), quiet=quiet) as progress:
         summary = run_questions(runner, questions, out_file, resume=resume, progress=progress)
@@ -294,7 +317,10 @@ def main() -> None:
     try:
         code = app(args=argv, standalone_mode=False)
     except HopragError as exc:
-        err.print(f"[red]error:[/] {exc}")
+        from rich.markup import escape
+
+        # escaped: a fix such as pip install 'hoprag[dense]' must not be read as rich markup
+        err.print(f"[red]error:[/] {escape(str(exc))}")
         raise SystemExit(2) from None
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None

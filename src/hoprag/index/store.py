@@ -6,8 +6,11 @@ Layout of ``out_dir``::
     documents.jsonl   the documents, in corpus order
     chunks.jsonl      the chunks, in bm25 index order
     bm25/             bm25s.BM25.save output
+    vectors.npy       only with ``IndexConfig(dense=True)``: float32 (chunks x dim) unit vectors,
+                      row i for chunk i, embedded by the embedder the manifest's ``dense`` names
 
-Loading reads the two JSONL files and the bm25s arrays; the corpus is never re-tokenised.
+Loading reads the two JSONL files, the bm25s arrays and the vectors; the corpus is never
+re-tokenised or re-embedded (only queries are).
 """
 
 from __future__ import annotations
@@ -18,22 +21,28 @@ import uuid
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hoprag import __version__
-from hoprag.errors import EmptyCorpusError, HopragError, IndexLoadError, InputError
+from hoprag.errors import ConfigError, EmptyCorpusError, HopragError, IndexLoadError, InputError
 from hoprag.index.base import Retriever
 from hoprag.index.bm25 import BM25Params, BM25Retriever
+from hoprag.index.dense import DenseRetriever, chunk_texts
+from hoprag.index.embedders import Embedder, embed_in_batches, make_embedder
+from hoprag.index.hybrid import HybridRetriever
 from hoprag.index.tokenize import Tokenizer
 from hoprag.ingest.chunking import ChunkConfig, chunk_document
 from hoprag.records import Chunk, Document
 
 __all__ = [
     "FORMAT_VERSION",
+    "DenseInfo",
     "IndexConfig",
     "IndexManifest",
+    "MODES",
     "LoadedIndex",
     "build_index",
     "config_hash",
@@ -46,6 +55,10 @@ MANIFEST = "manifest.json"
 DOCUMENTS = "documents.jsonl"
 CHUNKS = "chunks.jsonl"
 BM25_DIR = "bm25"
+VECTORS = "vectors.npy"
+#: retrieval modes of :meth:`LoadedIndex.retriever`
+MODES = ("bm25", "dense", "hybrid")
+DENSE_FIX = "rebuild it with dense vectors: `hoprag index CORPUS --out DIR --dense` (needs pip install 'hoprag[dense]')"
 
 Progress = Callable[[str, int, int], None]
 
@@ -59,9 +72,26 @@ class IndexConfig(BaseModel):
     bm25: BM25Params = Field(default_factory=BM25Params)
     stemmer: str | None = "english"
     stopwords: str | None = "en"
+    dense: bool = False
+    embedder: Literal["minilm", "static"] = "minilm"
 
     def tokenizer(self) -> Tokenizer:
         return Tokenizer(stemmer=self.stemmer, stopwords=self.stopwords)
+
+
+class DenseInfo(BaseModel):
+    """The manifest's record of the dense vectors: which model made them, and their shape."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    embedder: str
+    model_id: str
+    dim: int
+    count: int
+    file: str = VECTORS
+    dtype: str = "float32"
+    normalized: bool = True
+    weights_sha256: str
 
 
 class IndexManifest(BaseModel):
@@ -78,11 +108,20 @@ class IndexManifest(BaseModel):
     corpus_hash: str
     created_at: str
     artifact_id: str
+    dense: DenseInfo | None = None
 
 
 def config_hash(config: IndexConfig) -> str:
-    """sha256 of the canonical (sorted-key, compact) config JSON, first 16 hex digits."""
-    canonical = json.dumps(config.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    """sha256 of the canonical (sorted-key, compact) config JSON, first 16 hex digits.
+
+    Without dense vectors the embedder name decides nothing, so it is left out (and BM25-only
+    builds keep the hash they had before dense retrieval existed).
+    """
+    payload = config.model_dump(mode="json")
+    if not config.dense:
+        payload.pop("dense")
+        payload.pop("embedder")
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
 
@@ -96,7 +135,8 @@ def corpus_hash(documents: Iterable[Document]) -> str:
 
 
 class LoadedIndex:
-    """An index read back from disk: manifest, documents and chunks by id, and the bm25 retriever."""
+    """An index read back from disk: manifest, documents and chunks by id, the bm25 retriever and,
+    when built with ``dense=True``, the chunk vectors (the embedder is loaded on first use)."""
 
     def __init__(
         self,
@@ -105,20 +145,63 @@ class LoadedIndex:
         documents: dict[str, Document],
         chunks: dict[str, Chunk],
         bm25: BM25Retriever,
+        vectors: np.ndarray | None = None,
     ) -> None:
         self.directory = directory
         self.manifest = manifest
         self.documents = documents
         self.chunks = chunks
         self.bm25 = bm25
+        self.vectors = vectors
+        self._dense: DenseRetriever | None = None
 
-    def retriever(self, mode: str = "bm25") -> Retriever:
-        """The retriever for ``mode``; only ``"bm25"`` lives in this index."""
+    @property
+    def has_dense(self) -> bool:
+        return self.vectors is not None and self.manifest.dense is not None
+
+    def dense(self, *, min_score: float | None = None, backend: str = "exact", mode: str = "dense") -> DenseRetriever:
+        """The dense retriever over the saved vectors; :class:`IndexLoadError` if there are none."""
+        info = self.manifest.dense
+        if self.vectors is None or info is None:
+            raise IndexLoadError(
+                f"{self.directory}: retrieval mode '{mode}' is not available in this index (valid: bm25); "
+                f"it was built without dense vectors. Fix: {DENSE_FIX}"
+            )
+        if self._dense is not None and self._dense.min_score == min_score and self._dense.backend == backend:
+            return self._dense
+        embedder = self._embedder(info)
+        retriever = DenseRetriever(list(self.chunks.values()), self.documents, embedder, self.vectors,
+                                   min_score=min_score, backend=backend)  # type: ignore[arg-type]
+        if min_score is None and backend == "exact":
+            self._dense = retriever
+        return retriever
+
+    def _embedder(self, info: DenseInfo) -> Embedder:
+        embedder = make_embedder(info.embedder)
+        found = embedder.info()
+        if found.get("weights_sha256") != info.weights_sha256 or embedder.dim != info.dim:
+            raise IndexLoadError(
+                f"{self.directory}: the vectors were made by {info.model_id} (weights sha256 "
+                f"{info.weights_sha256[:12]}…, {info.dim} dims) but the installed '{info.embedder}' model "
+                f"differs ({str(found.get('weights_sha256'))[:12]}…, {embedder.dim} dims); query and corpus "
+                f"vectors would not be comparable. Fix: {DENSE_FIX}"
+            )
+        return embedder
+
+    def retriever(self, mode: str = "bm25", *, fusion: str = "rrf", **options: Any) -> Retriever:
+        """The retriever for ``mode`` (``bm25``, ``dense`` or ``hybrid``).
+
+        ``fusion`` (``rrf`` or ``weighted``) and ``options`` (e.g. ``weights``, ``min_depth``) go to
+        :class:`~hoprag.index.hybrid.HybridRetriever`; ``dense`` and ``hybrid`` need an index built
+        with dense vectors, and say how to rebuild one otherwise.
+        """
         if mode == "bm25":
             return self.bm25
-        raise IndexLoadError(
-            f"{self.directory}: retrieval mode '{mode}' is not available in this index (valid: bm25)"
-        )
+        if mode == "dense":
+            return self.dense(**options)
+        if mode == "hybrid":
+            return HybridRetriever(self.bm25, self.dense(mode=mode), fusion=fusion, **options)  # type: ignore[arg-type]
+        raise ConfigError(f"unknown retrieval mode '{mode}'; valid: {', '.join(MODES)}")
 
 
 def build_index(
@@ -130,7 +213,8 @@ def build_index(
 ) -> IndexManifest:
     """Chunk, index and write ``documents`` to ``out_dir``; returns the manifest written.
 
-    ``progress(stage, done, total)`` is called for stages ``chunk``, ``tokenize``, ``index``, ``write``.
+    ``progress(stage, done, total)`` is called for stages ``chunk``, ``tokenize``, ``index``,
+    ``embed`` (only with ``config.dense``) and ``write``.
     """
     config = config or IndexConfig()
     docs = list(documents)
@@ -155,8 +239,16 @@ def build_index(
             f"all {len(docs)} documents have empty text, nothing to index",
             fix="give documents with non-empty 'text'",
         )
-    retriever = BM25Retriever(chunks, {d.id: d for d in docs}, config.bm25,
-                              tokenizer=config.tokenizer(), progress=progress)
+    doc_map = {d.id: d for d in docs}
+    retriever = BM25Retriever(chunks, doc_map, config.bm25, tokenizer=config.tokenizer(), progress=progress)
+    vectors: np.ndarray | None = None
+    dense_info: DenseInfo | None = None
+    if config.dense:
+        embedder = make_embedder(config.embedder)
+        vectors = embed_in_batches(embedder, chunk_texts(chunks, doc_map), progress=progress)
+        found = embedder.info()
+        dense_info = DenseInfo(embedder=embedder.name, model_id=str(found["model_id"]), dim=embedder.dim,
+                               count=len(chunks), weights_sha256=str(found["weights_sha256"]))
     if progress:
         progress("write", 0, 3)
     out.mkdir(parents=True, exist_ok=True)
@@ -166,6 +258,11 @@ def build_index(
     if progress:
         progress("write", 1, 3)
     retriever.save(out / BM25_DIR)
+    if vectors is not None:
+        with (out / VECTORS).open("wb") as handle:
+            np.save(handle, np.ascontiguousarray(vectors, dtype=np.float32), allow_pickle=False)
+    else:
+        (out / VECTORS).unlink(missing_ok=True)  # stale vectors of an earlier dense build
     if progress:
         progress("write", 2, 3)
     manifest = IndexManifest(
@@ -177,6 +274,7 @@ def build_index(
         corpus_hash=corpus_hash(docs),
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
         artifact_id=uuid.uuid4().hex,
+        dense=dense_info,
     )
     tmp = out / (MANIFEST + ".tmp")
     tmp.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
@@ -220,7 +318,24 @@ def load_index(directory: str | Path, *, mmap: bool = False) -> LoadedIndex:
                                   tokenizer=manifest.config.tokenizer(), mmap=mmap)
     except (OSError, ValueError, KeyError, HopragError) as exc:
         raise IndexLoadError(f"{path}: bm25 index unreadable ({exc}). Fix: {fix}") from None
-    return LoadedIndex(path, manifest, doc_map, {c.id: c for c in chunk_list}, bm25)
+    vectors = _load_vectors(path, manifest, mmap=mmap) if manifest.dense is not None else None
+    return LoadedIndex(path, manifest, doc_map, {c.id: c for c in chunk_list}, bm25, vectors)
+
+
+def _load_vectors(path: Path, manifest: IndexManifest, *, mmap: bool) -> np.ndarray:
+    info = manifest.dense
+    file = path / (info.file if info else VECTORS)
+    try:
+        vectors = np.load(file, mmap_mode="r" if mmap else None, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise IndexLoadError(f"{path}: dense vectors unreadable ({exc}). Fix: {DENSE_FIX}") from None
+    expected = (manifest.chunk_count, info.dim if info else -1)
+    if vectors.dtype != np.float32 or vectors.shape != expected:
+        raise IndexLoadError(
+            f"{path}: {file.name} holds {vectors.dtype} {tuple(vectors.shape)}, the manifest says float32 "
+            f"{expected}. Fix: {DENSE_FIX}"
+        )
+    return vectors
 
 
 def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:

@@ -108,7 +108,7 @@ class SingleShotEngine:
         self.chunks = chunks
         self.documents = documents
         self.config = config or SingleShotConfig()
-        self.config_hash = config_hash(self.config, self.name)
+        self.config_hash = config_hash(self.config, f"{self.name}:{getattr(retriever, 'name', type(retriever).__name__)}")
 
     def answer(self, question: str, *, case_id: str = "", run_id: str = "") -> Trace:
         clock = _StepClock()

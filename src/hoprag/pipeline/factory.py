@@ -27,6 +27,7 @@ def make_engine(
     *,
     k: int | None = None,
     mode: str = "bm25",
+    fusion: str = "rrf",
     llm: str | None = None,
     planner_llm: str | None = None,
     synth_llm: str | None = None,
@@ -40,8 +41,13 @@ def make_engine(
     ``llm`` is a backend spec (``offline`` | ``openai:MODEL`` | ``llamacpp:PATH.gguf``) for the
     expander, judge and (with ``rerank="llm"``) reranker; ``planner_llm`` and ``synth_llm`` override
     it per role (cheap planning, strong synthesis). ``offline`` everywhere means no model at all.
+    ``mode`` is ``bm25`` | ``dense`` | ``hybrid`` (the last two need an index built with ``--dense``);
+    ``fusion`` is how ``hybrid`` fuses its two lists: ``rrf`` (default) or ``weighted``.
     """
-    retriever = index.retriever(mode) if mode != "bm25" else index.retriever()
+    if mode == "hybrid":
+        retriever = index.retriever(mode, fusion=fusion)
+    else:
+        retriever = index.retriever(mode) if mode != "bm25" else index.retriever()
     if name == "single":
         config = SingleShotConfig(**({"k": k} if k else {}), **options)
         return SingleShotEngine(retriever, index.chunks, index.documents, config)

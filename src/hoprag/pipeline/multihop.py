@@ -83,6 +83,7 @@ class MultiHopEngine:
     def refresh_config_hash(self) -> None:
         """The config hash names the engine config and every role, so swapped roles change it."""
         roles = {r: getattr(self, r).name for r in ("planner", "expander", "judge", "reranker", "synthesizer")}
+        roles["retriever"] = getattr(self.retriever, "name", type(self.retriever).__name__)
         self.config_hash = config_hash(self.config, f"{self.name}:{sorted(roles.items())}")
 
     # -- one question ---------------------------------------------------------------------------
