@@ -148,8 +148,9 @@ class Evidence:
 class HopStep:
     """One retrieval call. Parallel branches share a ``hop``; ``depends_on`` names earlier steps.
 
-    ``selected`` holds the chunk ids kept from ``hits``; ``bridge`` the structured intermediate
-    state this step produced or used (e.g. ``{"entities": ["Neil Peart"]}``).
+    ``selected`` holds the chunk ids kept from ``hits``; ``duplicates`` those of them the evidence
+    buffer dropped as exact or near-duplicates of held evidence; ``bridge`` the structured
+    intermediate state this step produced or used (e.g. ``{"value": "Neil Peart"}``).
     """
 
     step_id: str
@@ -165,6 +166,7 @@ class HopStep:
     timed_out: bool = False
     latency_ms: float = 0.0
     cumulative_ms: float = 0.0
+    duplicates: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -185,6 +187,7 @@ class HopStep:
             timed_out=bool(data.get("timed_out", False)),
             latency_ms=float(data.get("latency_ms", 0.0)),
             cumulative_ms=float(data.get("cumulative_ms", 0.0)),
+            duplicates=tuple(str(s) for s in data.get("duplicates") or ()),
         )
 
 

@@ -33,6 +33,11 @@ def trace_report(trace: Trace, *, hits_per_step: int = 3) -> list[Any]:
     parts: list[Any] = []
     answer = trace.answer
     headline = "(abstained: no supported answer)" if answer.abstained else answer.text
+    cited = list(dict.fromkeys(f"[{c.doc_id}, hop {c.hop}]" for claim in answer.claims for c in claim.citations))
+    if cited and not answer.abstained:
+        headline += " " + " ".join(cited)
+    if answer.partial:
+        headline += "  (partial evidence: a budget ran out before the chain was complete)"
     parts.append(
         Panel(
             Text(headline, style="bold"),

@@ -52,6 +52,10 @@ class MultiHopConfig(BaseModel):
     loop_overlap: float = Field(
         default=0.8, ge=0.0, le=1.0, description="share of a hop's top hits already held that counts as a loop"
     )
+    near_duplicate: float = Field(
+        default=0.9, gt=0.0, le=1.0, description="word 3-gram Jaccard at which a passage counts as a near-duplicate of held evidence"
+    )
+    min_evidence: int = Field(default=2, ge=1, description="never judged sufficient with fewer held passages")
     parallelism: int = Field(default=4, ge=1, description="retrieval calls of one hop run on this many threads")
     cache_size: int = Field(default=4096, ge=0, description="retrieval results kept by (query, prior evidence); 0 = off")
     time_budget_ms: float | None = Field(default=None, gt=0, description="stop hopping after this wall time")

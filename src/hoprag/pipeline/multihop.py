@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from hoprag.errors import ConfigError
+from hoprag.pipeline.buffer import EvidenceBuffer
 from hoprag.pipeline.engine import MultiHopConfig, Retrieves, _confidence, _evidence, _StepClock, config_hash
 from hoprag.pipeline.plan import OfflinePlanner, Plan, Planner, SubQuery
 from hoprag.pipeline.retrieval_cache import RetrievalCache
@@ -169,7 +170,7 @@ class _Run:
         self.question = question
         self.clock = clock
         self.steps: list[HopStep] = []
-        self.held: dict[str, Evidence] = {}
+        self.held = EvidenceBuffer(self.cfg.near_duplicate)
         self.issued: set[str] = {fold(question)}
         self.used_bridges: set[str] = set()
         self.frontier: list[Evidence] = []
@@ -246,17 +247,25 @@ class _Run:
         return step
 
     def hold(self, step: HopStep) -> list[Evidence]:
-        new: list[Evidence] = []
         by_id = {h.chunk_id: h for h in step.hits}
-        for chunk_id in step.selected:
-            if chunk_id not in self.held:
-                item = _evidence(by_id[chunk_id], self.engine.chunks, self.engine.documents, step)
-                self.held[chunk_id] = item
-                new.append(item)
-        return new
+        candidates = [
+            _evidence(by_id[c], self.engine.chunks, self.engine.documents, step) for c in step.selected if c not in self.held
+        ]
+        kept, dropped = self.held.add(candidates)
+        if dropped:  # say in the trace what the buffer refused
+            position = next(i for i, s in enumerate(self.steps) if s.step_id == step.step_id)
+            self.steps[position] = replace(step, duplicates=tuple(dropped))
+        return kept
 
     def retrieve(self, query: str, exclude: tuple[str, ...]) -> list[Hit]:
         return self.engine.cache.get_or_retrieve(self.engine.retriever, query, self.cfg.k, exclude)
+
+    def sufficient(self) -> bool:
+        """The judge decides, once at least ``min_evidence`` passages are held."""
+        if len(self.held) < self.cfg.min_evidence:
+            return False
+        self.emit("judging", f"{len(self.held)} passages held")
+        return self.engine.judge.sufficient(self.question, self.ranked())
 
     def ranked(self) -> list[Evidence]:
         return self.engine.reranker.rerank(self.question, list(self.held.values()), self.steps)
@@ -298,7 +307,7 @@ class _Run:
             stop = self.budget_stop()
             if stop:
                 return stop
-            if self.hop >= 2 and self.engine.judge.sufficient(self.question, self.ranked()):
+            if self.hop >= 2 and self.sufficient():
                 return "sufficient"
         return ""
 
@@ -369,7 +378,7 @@ class _Run:
             stop = self.budget_stop()
             if stop:
                 return stop
-            if self.engine.judge.sufficient(self.question, self.ranked()):
+            if self.sufficient():
                 return "sufficient"
 
     def _loops(self, hits: list[Hit]) -> bool:
