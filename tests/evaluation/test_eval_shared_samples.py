@@ -53,7 +53,7 @@ def test_oracle_hop_not_below_free_running_or_explained(demo: Path, name: str, t
         assert worse["oracle"] < worse["free"] and worse["why"]
     kinds = {r["ablation"]: r["kind"] for r in result.rows}
     assert kinds["oracle-hop"] == kinds["oracle-evidence"] == kinds["minimal-evidence"] == "oracle"
-    assert kinds["planner-vs-templates"] == "unavailable" and kinds["single"] == kinds["iterative"] == "system"
+    assert kinds["fixed-template"] == kinds["single"] == kinds["iterative"] == "system"
     oracle_evidence = next(r for r in result.rows if r["ablation"] == "oracle-evidence")
     assert oracle_evidence["metrics"]["chain_coverage@10"] == 1.0
     table = (tmp_path / "ablations.md").read_text()

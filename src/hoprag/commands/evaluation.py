@@ -155,12 +155,25 @@ def register(app: typer.Typer) -> None:
         out_dir: Path = typer.Option(..., "--out"),
         k: int = typer.Option(10, "--k"),
         oracle_mode: str = typer.Option("augment", "--oracle-mode", help="augment or replace hop 1 with the gold chunks"),
+        planner_llm: Optional[str] = typer.Option(
+            None, "--planner-llm", help="LLM planner for the iterative rows (default: the offline planner), vs the fixed template"
+        ),
+        base_url: Optional[str] = typer.Option(None, "--base-url", envvar="HOPRAG_BASE_URL"),
     ) -> None:
-        """Single vs iterative, ordering on/off, oracle-hop, oracle-evidence, minimal evidence."""
+        """Single vs iterative, planner vs fixed template, ordering on/off, oracle-hop, oracle-evidence, minimal evidence."""
         from hoprag.evaluation.ablations import run_ablations
         from hoprag.index.store import load_index
 
-        result = run_ablations(load_index(index_dir), _cases(cases_file), out_dir, k=k, oracle_mode=oracle_mode)
+        planner = None
+        if planner_llm and planner_llm != "offline":
+            from hoprag.llm.registry import make_llm
+            from hoprag.pipeline.llm_roles import LLMPlanner
+
+            options = {"base_url": base_url} if base_url and planner_llm.startswith("openai") else {}
+            planner = LLMPlanner(make_llm(planner_llm, **options))
+        result = run_ablations(
+            load_index(index_dir), _cases(cases_file), out_dir, k=k, oracle_mode=oracle_mode, planner=planner
+        )
         out.print((out_dir / "ablations.md").read_text(encoding="utf-8"))
 
     @app.command("compare")

@@ -4,6 +4,8 @@ System rows (the deployed question-only input):
 
 - ``single``: one BM25 call, top-k as context (:class:`SingleShotEngine`);
 - ``iterative``: the offline multi-hop engine (:class:`MultiHopEngine`), chain-aware ordering on;
+- ``fixed-template``: the same engine with the planner replaced by the question as one sub-query
+  (planner vs fixed templates; the planner is the offline one, or an LLM planner when given);
 - ``iterative-hop-order``: the same engine with chain ordering off (context in the order found,
   hop by hop) — the closest existing "reranker on vs off".
 
@@ -18,8 +20,8 @@ Oracle rows (diagnostics; they read gold labels and are never release candidates
 - ``minimal-evidence``: the iterative run's context filtered to the items relevant to a valid
   chain (full context vs minimal sufficient evidence).
 
-Not available: ``planner-vs-templates`` needs an LLM planner, which hoprag does not have yet; the
-table says so instead of inventing a number.
+An ablation that cannot run here goes in ``UNAVAILABLE`` with the reason, and the table says so
+instead of inventing a number (none at present).
 
 A gold fact's chunks are the indexed chunks of its source document that overlap one of its spans
 (all of the document's chunks when the fact has no spans). A case whose layer-1 facts have no chunk
@@ -42,11 +44,12 @@ from hoprag.evaluation.paths import layer_sets
 from hoprag.pipeline.engine import MultiHopConfig, SingleShotEngine
 from hoprag.pipeline.extractive import extract_answer
 from hoprag.pipeline.multihop import MultiHopEngine
+from hoprag.pipeline.plan import QuestionPlanner
 from hoprag.records import Chunk, Evidence, Hit, HopStep, Trace, write_records
 
 TABLE_METRICS = ("chain_coverage@5", "chain_coverage@10", "path_precision@10", "hop1_recall@10", "hop2_recall@10",
                  "answer_em", "answer_f1", "pass_rate", "latency_ms_p95")
-UNAVAILABLE = {"planner-vs-templates": "needs an LLM query planner; hoprag has none yet (fixed templates only)"}
+UNAVAILABLE: dict[str, str] = {}
 
 
 class HopOrderReranker:
@@ -131,13 +134,21 @@ class AblationResult:
 
 
 def run_ablations(
-    index: Any, cases: Sequence[Case], out_dir: str | Path, *, k: int = 10, oracle_mode: str = "augment"
+    index: Any,
+    cases: Sequence[Case],
+    out_dir: str | Path,
+    *,
+    k: int = 10,
+    oracle_mode: str = "augment",
+    planner: Any = None,
 ) -> AblationResult:
     """Run every ablation over ``cases`` with a loaded ``index``; write traces and a table to ``out_dir``.
 
     ``oracle_mode`` ``"augment"`` (default) seeds hop 1 with the gold layer-1 chunks followed by the
     chunks the free run itself kept at hop 1 (the prior state made correct, nothing else taken away);
-    ``"replace"`` seeds with the gold chunks only.
+    ``"replace"`` seeds with the gold chunks only. ``planner`` (default: the offline planner) is
+    the planner of every iterative row; the ``fixed-template`` row swaps it for the question as one
+    sub-query, changing that one stage.
     """
     if oracle_mode not in ("augment", "replace"):
         raise ValueError(f"oracle_mode must be 'augment' or 'replace', got {oracle_mode!r}")
@@ -148,10 +159,11 @@ def run_ablations(
     for chunk in index.chunks.values():
         chunks_by_doc.setdefault(chunk.doc_id, []).append(chunk)
     single = SingleShotEngine(retriever, index.chunks, index.documents)
-    iterative = MultiHopEngine(retriever, index.chunks, index.documents)
-    hop_order = HopOrderEngine(retriever, index.chunks, index.documents)
+    iterative = MultiHopEngine(retriever, index.chunks, index.documents, planner=planner)
+    hop_order = HopOrderEngine(retriever, index.chunks, index.documents, planner=planner)
+    templated = MultiHopEngine(retriever, index.chunks, index.documents, planner=QuestionPlanner())
     traces: dict[str, list[Trace]] = {name: [] for name in
-                                      ("single", "iterative", "iterative-hop-order", "oracle-hop", "oracle-evidence", "minimal-evidence")}
+                                      ("single", "iterative", "iterative-hop-order", "fixed-template", "oracle-hop", "oracle-evidence", "minimal-evidence")}
     unseeded = []
     for case in cases:
         q = case.query
@@ -159,6 +171,7 @@ def run_ablations(
         free = iterative.answer(q, case_id=case.case_id, run_id="ablate-iterative")
         traces["iterative"].append(free)
         traces["iterative-hop-order"].append(hop_order.answer(q, case_id=case.case_id, run_id="ablate-hop-order"))
+        traces["fixed-template"].append(templated.answer(q, case_id=case.case_id, run_id="ablate-fixed-template"))
         seeds = oracle_seed(case, chunks_by_doc)
         if seeds and oracle_mode == "augment":
             own = free.steps[0].selected if free.steps else ()

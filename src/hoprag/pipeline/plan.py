@@ -137,3 +137,12 @@ def _branches(question: str, a: str, b: str, about: str) -> Plan:
         ],
         synthesis_hint=f"compare the two branches to answer: {question}",
     )
+
+
+class QuestionPlanner:
+    """The fixed template: the question as one sub-query (no decomposition); the planner ablation's baseline."""
+
+    name = "fixed-template"
+
+    def plan(self, question: str) -> Plan:
+        return Plan(sub_queries=[SubQuery(order=1, query=question.strip(), rationale="fixed template")], planner=self.name)
