@@ -11,7 +11,8 @@ from hoprag.datasets.importers import STAT_KEYS, import_dataset, write_import
 from hoprag.datasets.importers.hotpotqa import bridge_order
 from hoprag.datasets.passages import doc_id_for, load_passage_corpus, paragraph_text
 from hoprag.datasets.schema import load_cases
-from hoprag.records import Document, read_records
+from hoprag.jsonl import read_records
+from hoprag.records import Document
 
 DATA = Path(__file__).parents[1] / "data"
 HOTPOT = DATA / "hotpotqa_dev_slice.json"

@@ -18,7 +18,8 @@ from hoprag.datasets.passages import (
     slugify,
 )
 from hoprag.errors import EmptyCorpusError, InputError
-from hoprag.records import Document, write_records
+from hoprag.jsonl import write_records
+from hoprag.records import Document
 
 DATA = Path(__file__).parents[1] / "data"
 

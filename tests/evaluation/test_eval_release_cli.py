@@ -13,7 +13,8 @@ from hoprag.datasets.schema import load_cases
 from hoprag.errors import ConfigError, InputError
 from hoprag.evaluation.chain_eval import evaluate_chains
 from hoprag.evaluation.release import decide, load_policy, parse_policy, refuse_oracle
-from hoprag.records import Answer, Citation, Claim, Evidence, Hit, HopStep, Trace, write_records
+from hoprag.jsonl import write_records
+from hoprag.records import Answer, Citation, Claim, Evidence, Hit, HopStep, Trace
 from hoprag.report.html import render_html
 
 pytestmark = pytest.mark.unit

@@ -11,7 +11,8 @@ from hoprag.gates.checks.dedup import find_duplicates
 from hoprag.gates.checks.pii import iban_valid, luhn_valid, scan_pii, scan_text
 from hoprag.gates.hooks import StageRunner
 from hoprag.ingest.loaders import load_documents
-from hoprag.records import Document, read_jsonl_dicts
+from hoprag.jsonl import read_jsonl_dicts
+from hoprag.records import Document
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.unit

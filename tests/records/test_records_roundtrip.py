@@ -7,21 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hoprag.errors import InputError
-from hoprag.records import (
-    Answer,
-    Chunk,
-    Citation,
-    Claim,
-    Document,
-    Evidence,
-    Hit,
-    HopStep,
-    Trace,
-    Usage,
-    append_record,
-    read_records,
-    write_records,
-)
+from hoprag.jsonl import append_record, read_records, write_records
+from hoprag.records import Answer, Chunk, Citation, Claim, Document, Evidence, Hit, HopStep, Trace, Usage
 
 pytestmark = pytest.mark.unit
 

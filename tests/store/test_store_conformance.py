@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from hoprag.gates.metrics import Metric
-from hoprag.records import Trace, read_records
+from hoprag.jsonl import read_records
+from hoprag.records import Trace
 from hoprag.store import FeedbackEvent, RunStore, StoreError
 
 DATA = Path(__file__).resolve().parents[1] / "data"

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from hoprag.errors import EmptyCorpusError, InputError
-from hoprag.records import Document, read_jsonl_dicts
+from hoprag.jsonl import read_jsonl_dicts
+from hoprag.records import Document
 
 _SLUG_MAX = 40
 

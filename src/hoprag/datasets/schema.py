@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hoprag.errors import InputError
-from hoprag.records import read_jsonl_dicts
+from hoprag.jsonl import read_jsonl_dicts
 
 DISTRACTOR_ERROR_TYPES = (
     "same_entity_wrong_date",

@@ -45,7 +45,8 @@ from hoprag.pipeline.engine import MultiHopConfig, SingleShotEngine
 from hoprag.pipeline.extractive import extract_answer
 from hoprag.pipeline.multihop import MultiHopEngine
 from hoprag.pipeline.plan import QuestionPlanner
-from hoprag.records import Chunk, Evidence, Hit, HopStep, Trace, write_records
+from hoprag.jsonl import write_records
+from hoprag.records import Chunk, Evidence, Hit, HopStep, Trace
 
 TABLE_METRICS = ("chain_coverage@5", "chain_coverage@10", "path_precision@10", "hop1_recall@10", "hop2_recall@10",
                  "answer_em", "answer_f1", "pass_rate", "latency_ms_p95")

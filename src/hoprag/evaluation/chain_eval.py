@@ -33,7 +33,8 @@ from hoprag.evaluation.measures import Measure, default_measures
 from hoprag.evaluation.paths import Hop2Recall, Hop3Recall, PathPrecision
 from hoprag.evaluation.runner import _aggregate_rows, evaluate
 from hoprag.evaluation.stopping import summarize_profiles, trace_profile
-from hoprag.records import Trace, read_jsonl_dicts
+from hoprag.jsonl import read_jsonl_dicts
+from hoprag.records import Trace
 
 LAYERS = (2, 3)
 

@@ -24,7 +24,8 @@ from hoprag.datasets.schema import Case
 from hoprag.errors import InputError
 from hoprag.evaluation.latency import percentile
 from hoprag.evaluation.measures import Measure, default_measures
-from hoprag.records import Trace, read_jsonl_dicts
+from hoprag.jsonl import read_jsonl_dicts
+from hoprag.records import Trace
 
 GROUP_KEYS = ("question_type", "dataset")
 _UNGROUPED = "(none)"

@@ -29,7 +29,8 @@ from hoprag.gates.checks.retrieval import RetrievalOutput, qrels_from_cases, run
 from hoprag.gates.embedding_source import BatchEmbedder, make_embedder
 from hoprag.gates.hooks import StageRunner
 from hoprag.gates.metrics import Metric
-from hoprag.records import Chunk, Document, Trace, read_jsonl_dicts
+from hoprag.jsonl import read_jsonl_dicts
+from hoprag.records import Chunk, Document, Trace
 from hoprag.store import RunStore
 
 __all__ = ["GatedRun", "RUN_STAMP", "StoreSink", "new_gate_run_id", "record_demo_stages", "run_gated_pipeline"]

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from hoprag.errors import EmptyCorpusError, InputError, UnknownFormatError
-from hoprag.records import Document, read_jsonl_dicts
+from hoprag.jsonl import read_jsonl_dicts
+from hoprag.records import Document
 
 __all__ = ["TEXT_SUFFIXES", "load_corpora", "load_documents"]
 

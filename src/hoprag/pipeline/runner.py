@@ -16,7 +16,8 @@ from pathlib import Path
 
 from hoprag.errors import HopragError, InputError
 from hoprag.pipeline.engine import Engine
-from hoprag.records import Answer, Trace, append_record, read_jsonl_dicts
+from hoprag.jsonl import append_record, read_jsonl_dicts
+from hoprag.records import Answer, Trace
 
 ProgressFn = Callable[[int, int], None]
 

@@ -14,7 +14,7 @@ from hoprag.datasets.importers.common import STAT_KEYS, ImportResult, ImportStat
 from hoprag.datasets.passages import load_passage_corpus
 from hoprag.datasets.schema import write_cases
 from hoprag.errors import InputError, UnknownFormatError
-from hoprag.records import write_records
+from hoprag.jsonl import write_records
 
 _PER_FILE: dict[str, Callable[[Path, ImportState], None]] = {
     "hotpotqa": hotpotqa.import_file,

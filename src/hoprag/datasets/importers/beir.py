@@ -14,7 +14,8 @@ from pathlib import Path
 
 from hoprag.datasets.importers.common import CaseDraft, ImportState, RecordRef
 from hoprag.errors import InputError
-from hoprag.records import Document, read_jsonl_dicts
+from hoprag.jsonl import read_jsonl_dicts
+from hoprag.records import Document
 
 DATASET = "beir"
 _SPLITS = ("test", "dev")

@@ -22,7 +22,8 @@ from pydantic import ValidationError
 from hoprag.datasets.passages import CorpusBuilder, paragraph_text
 from hoprag.datasets.schema import Case
 from hoprag.errors import InputError
-from hoprag.records import Document, read_jsonl_dicts
+from hoprag.jsonl import read_jsonl_dicts
+from hoprag.records import Document
 
 STAT_KEYS = ("records", "cases", "skipped", "documents", "duplicates_removed", "extra_documents", "warnings")
 

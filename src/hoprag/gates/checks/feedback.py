@@ -26,7 +26,7 @@ from typing import Any
 from hoprag.errors import InputError
 from hoprag.gates.hooks import hook, metric
 from hoprag.gates.metrics import STAGES, Metric
-from hoprag.records import read_jsonl_dicts
+from hoprag.jsonl import read_jsonl_dicts
 from hoprag.store.records import FeedbackEvent
 
 __all__ = ["EVENT_TYPES", "TAG_STAGES", "feedback_metrics", "parse_event", "read_feedback", "window_start"]
