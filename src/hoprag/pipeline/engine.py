@@ -15,14 +15,11 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hoprag.index.base import Retriever
 from hoprag.pipeline.extractive import extract_answer
 from hoprag.records import Chunk, Document, Evidence, Hit, HopStep, Trace
 
 EngineName = Literal["single", "multihop"]
-
-
-class Retrieves(Protocol):
-    def retrieve(self, query: str, k: int = 10, *, filters: dict | None = None, exclude=()) -> list[Hit]: ...
 
 
 class Engine(Protocol):
@@ -103,7 +100,7 @@ class SingleShotEngine:
 
     def __init__(
         self,
-        retriever: Retrieves,
+        retriever: Retriever,
         chunks: Mapping[str, Chunk],
         documents: Mapping[str, Document],
         config: SingleShotConfig | None = None,

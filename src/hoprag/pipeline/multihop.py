@@ -23,7 +23,8 @@ from dataclasses import replace
 
 from hoprag.errors import ConfigError
 from hoprag.pipeline.buffer import EvidenceBuffer
-from hoprag.pipeline.engine import MultiHopConfig, Retrieves, _confidence, _evidence, _StepClock, config_hash
+from hoprag.index.base import Retriever
+from hoprag.pipeline.engine import MultiHopConfig, _confidence, _evidence, _StepClock, config_hash
 from hoprag.pipeline.plan import OfflinePlanner, Plan, Planner, SubQuery
 from hoprag.pipeline.retrieval_cache import RetrievalCache
 from hoprag.pipeline.roles import (
@@ -49,7 +50,7 @@ class MultiHopEngine:
 
     def __init__(
         self,
-        retriever: Retrieves,
+        retriever: Retriever,
         chunks: Mapping[str, Chunk],
         documents: Mapping[str, Document],
         config: MultiHopConfig | None = None,
