@@ -221,7 +221,7 @@ def oracle_check(cases: Sequence[Case], free: Sequence[Trace], oracle: Sequence[
         o = layer_recall(case, oracle_by[case.case_id], k, layer=2) or 0.0
         pairs.append((f, o))
         if o < f:
-            worse.append({"case_id": case.case_id, "free": f, "oracle": o, "why": _why_worse(case, free_by[case.case_id], k)})
+            worse.append({"case_id": case.case_id, "free": f, "oracle": o, "why": _why_worse(case, free_by[case.case_id], oracle_by[case.case_id], k)})
     n = len(pairs)
     mean_f = sum(p[0] for p in pairs) / n if n else None
     mean_o = sum(p[1] for p in pairs) / n if n else None
@@ -229,14 +229,25 @@ def oracle_check(cases: Sequence[Case], free: Sequence[Trace], oracle: Sequence[
             "gap": None if n == 0 else mean_o - mean_f, "holds": n == 0 or mean_o >= mean_f, "oracle_worse": worse}
 
 
-def _why_worse(case: Case, free: Trace, k: int) -> str:
+def _why_worse(case: Case, free: Trace, oracle: Trace, k: int) -> str:
+    """Read both traces to say why the oracle-seeded run lost a layer-2 fact the free run found."""
     targets = set().union(*layer_sets(case, 2))
     first = [h for s in free.steps if s.hop == 1 for h in sorted(s.hits, key=lambda h: h.rank)[:k]]
     if covered_facts(case, first) & targets:
         return ("the free run's hop-1 question retrieval already returned a layer-2 fact; the oracle replaces that "
                 "call with the gold layer-1 chunks, so the fact must be found again through a bridge")
-    return ("with the gold chunks first in the frontier the engine's branch cap (max_branches) followed other "
-            "bridges than in the free run, and none of them reached the layer-2 fact")
+    finder = next((s for s in free.steps if covered_facts(case, sorted(s.hits, key=lambda h: h.rank)[:k]) & targets), None)
+    free_hops = max((s.hop for s in free.steps), default=0)
+    oracle_hops = max((s.hop for s in oracle.steps), default=0)
+    if finder is not None and finder.hop > oracle_hops:
+        return (f"the oracle run stopped after hop {oracle_hops} ({oracle.stop_reason}); the free run found the "
+                f"layer-2 fact at hop {finder.hop} of {free_hops}, a hop the oracle run never made")
+    if finder is not None and finder.bridge.get("value"):
+        issued = {str(s.bridge.get("value")) for s in oracle.steps if s.bridge.get("value")}
+        if finder.bridge["value"] not in issued:
+            return (f"the free run reached the layer-2 fact through the bridge {finder.bridge['value']!r}; the oracle "
+                    "run, whose frontier starts with the gold chunks, spent its branch cap on other bridges")
+    return "the oracle run retrieved the layer-2 fact's document below the cut-off k, or not at all (see both traces)"
 
 
 def render_table(result: AblationResult) -> str:
