@@ -50,3 +50,30 @@ def test_yes_no_questions_answer_yes_or_no():
     yes = extract_answer("Is Forbidden Ground a Hungarian film?", [FORBIDDEN])
     no = extract_answer("Is Forbidden Ground a Brazilian opera about penguins?", [FORBIDDEN])
     assert yes.text == "yes" and no.text == "no"
+
+
+def test_how_long_questions_want_a_duration_with_its_unit():
+    # Real enterprise text (Kestrel retention policy, version 2), one list row per line.
+    policy = ev(
+        "policy-8-v2#0",
+        "Retention schedule",
+        "Section 11.3 applies.\nRetention schedule:\n- Skyline Telemetry: customer telemetry records are retained for 7 years.",
+    )
+    answer = extract_answer("How long are Skyline Telemetry customer telemetry records retained?", [policy])
+    assert answer.text == "7 years"
+
+
+def test_possessive_options_answer_with_the_bare_name():
+    orion = ev("contract-14#0", "Orion", "Kestrel keeps the records of Project Orion for 7 years.")
+    answer = extract_answer("Whose records are kept longer, Project Orion's or Project Halyard's?", [orion])
+    assert answer.text == "Project Orion"
+
+
+def test_a_name_most_passages_mention_is_background_not_an_answer():
+    items = [
+        ev("a#0", "Policy", "Kestrel Dynamics stores data in KR-West for Skyline Telemetry plans."),
+        ev("b#0", "Memo", "Kestrel Dynamics moved the archive."),
+        ev("c#0", "Ticket", "Kestrel Dynamics support answered."),
+    ]
+    answer = extract_answer("In which hosting region is Skyline Telemetry data stored?", items)
+    assert answer.text == "KR-West"

@@ -85,6 +85,20 @@ def _trim(value: str) -> str:
     return " ".join(words)
 
 
+_CONNECTOR = re.compile(r"\s+(?:of|for|on|de|la|le|du|da|di|del|y|the|&)\s+")
+
+
+def _drop_known_tail(value: str, question_tokens: set[str]) -> str:
+    """'KR-West for Skyline Telemetry' asked about Skyline Telemetry is 'KR-West': a tail after a
+    connector that the question already names is context, not part of the bridge."""
+    matches = list(_CONNECTOR.finditer(value))
+    if matches:
+        tail = tokens(value[matches[-1].end() :])
+        if tail and set(tail) <= question_tokens:
+            return value[: matches[-1].start()]
+    return value
+
+
 def _spans(text: str) -> list[tuple[str, str, int]]:
     found: list[tuple[str, str, int]] = []
     for match in _QUOTED.finditer(text):
@@ -119,7 +133,7 @@ def extract_bridges(
     best: dict[str, BridgeCandidate] = {}
     length = max(len(text), 1)
     for raw, kind, offset in _spans(text):
-        value = _trim(raw)
+        value = _drop_known_tail(_trim(raw), question_tokens)
         value_tokens = tokens(value)
         if not value_tokens:
             continue

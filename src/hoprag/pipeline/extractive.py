@@ -11,7 +11,7 @@ chunk (and hop) its sentence came from; the answer abstains when no evidence is 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from hoprag.pipeline.bridges import extract_bridges
 from hoprag.pipeline.compare import answer_comparison
@@ -23,14 +23,19 @@ _YES_NO = re.compile(
     r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall)\b", re.I
 )
 _OPTIONS = re.compile(r",?\s*([^,?]+?)\s+or\s+([^,?]+?)\s*\?\s*$", re.I)
-_NUMBER = re.compile(r"\b\d[\d,.]*(?:\s*(?:%|percent|years?|months?|days?|hours?|minutes?))?")
+_UNITS = r"(?:%|percent|years?|months?|weeks?|days?|hours?|minutes?|seconds?|business days?|miles?|km|kilometres?|kilometers?)"
+_NUMBER = re.compile(r"\b\d[\d,.]*(?:\s*" + _UNITS + r"\b)?")
+_DURATION = re.compile(r"\b(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve)\s*" + _UNITS + r"\b", re.I)
 _KIND_FOR = {
     "when": ("date",),
     "year": ("date",),
     "how many": ("number",),
     "how much": ("number",),
-    "how long": ("number",),
+    "how long": ("duration",),
+    "how soon": ("duration",),
+    "how quickly": ("duration",),
     "how old": ("number",),
+    "how far": ("duration",),
 }
 
 
@@ -49,17 +54,30 @@ def _options(question: str) -> tuple[str, str] | None:
     left = match.group(1).split(":")[-1]
     # keep the tail of the left option after the last wh/preposition word
     left = re.split(r"\b(?:first|earlier|later|older|younger|more|less|which|who|what|between)\b", left)[-1]
-    a, b = left.strip(" \"'"), match.group(2).strip(" \"'")
+    a, b = _bare(left), _bare(match.group(2))
     if not a or not b:
         return None
     return a, b
 
 
+def _bare(option: str) -> str:
+    """An option as a name: no quotes, no possessive ("Project Orion's" -> "Project Orion")."""
+    option = option.strip(" \"'")
+    for suffix in ("'s", "\u2019s"):
+        if option.endswith(suffix):
+            option = option[: -len(suffix)]
+    return option.strip()
+
+
 def _sentences(evidence: Sequence[Evidence]) -> list[tuple[Evidence, str]]:
+    """Sentences of each item, and the lines of lists and tables inside them (one row, one unit)."""
     out: list[tuple[Evidence, str]] = []
     for item in evidence:
         for start, end in sentences_with_offsets(item.text):
-            out.append((item, item.text[start:end]))
+            for line in item.text[start:end].split("\n"):
+                line = line.strip(" -*\t")
+                if line:
+                    out.append((item, line))
     return out
 
 
@@ -91,7 +109,7 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
         else:
             text, source = _choose_option(options, scored)
     else:
-        text, source = _best_span(question, scored)
+        text, source = _best_span(question, scored, evidence)
     if source is None:
         return Answer(text="", abstained=True, confidence=0.0)
     claims = [Claim(text=f"{text}: {source[1]}", citations=(_cite(source[0]),))]
@@ -123,31 +141,44 @@ def _proximity(sentence: str, value: str, q_terms: set[str], window: int = 4) ->
 _DEMONYM = re.compile(r"^[A-Z][a-z]+(?:an|ian|ese|ish|ic|i)$")
 
 
+def _background(evidence: Sequence[Evidence]) -> Callable[[str], bool]:
+    """Values named by most of the evidence (a company's own name) are background, not answers."""
+    texts = [fold(e.title + " " + e.text) for e in evidence]
+    threshold = max(2, (len(texts) + 1) // 2)
+
+    def is_background(value: str) -> bool:
+        key = fold(value)
+        return len(texts) >= 3 and sum(1 for t in texts if key in t) >= threshold
+
+    return is_background
+
+
 def _best_span(
-    question: str, scored: list[tuple[float, int, Evidence, str]]
+    question: str, scored: list[tuple[float, int, Evidence, str]], evidence: Sequence[Evidence] = ()
 ) -> tuple[str, tuple[Evidence, str] | None]:
     """The best-scoring candidate of the top sentences: sentence score, then closeness to the
-    question's words, multi-word names over single words, nationality adjectives last."""
+    question's words, multi-word names over single words, nationality adjectives and background
+    names (those most of the evidence mentions) last."""
     wanted = _wanted_kinds(question)
     q_terms = set(content_tokens(question))
+    q_tokens = set(tokens(question))
+    background = _background(evidence)
     best: tuple[float, str, Evidence, str] | None = None
     for rank, (sentence_score, _, item, sentence) in enumerate(scored[:6]):
-        if "number" in wanted:
-            q_tokens = set(tokens(question))
-            for match in _NUMBER.finditer(sentence):
-                if not set(tokens(match.group(0))) <= q_tokens:
-                    return match.group(0).strip(" ,."), (item, sentence)
-            continue
-        for candidate in extract_bridges(sentence, question=question, exclude=(), limit=10):
-            if candidate.kind not in wanted:
-                continue
-            score = sentence_score + 0.5 * _proximity(sentence, candidate.value, q_terms)
-            score += 0.3 * min(len(candidate.value.split()) - 1, 2)
-            if _DEMONYM.match(candidate.value):
+        if wanted[0] in ("number", "duration"):
+            pattern = _DURATION if wanted[0] == "duration" else _NUMBER
+            candidates = [m.group(0).strip(" ,.") for m in pattern.finditer(sentence)]
+            candidates = [c for c in candidates if not set(tokens(c)) <= q_tokens]
+        else:
+            candidates = [c.value for c in extract_bridges(sentence, question=question, exclude=(), limit=10) if c.kind in wanted]
+        for value in candidates:
+            score = sentence_score + 0.5 * _proximity(sentence, value, q_terms)
+            score += 0.3 * min(len(value.split()) - 1, 2)
+            if _DEMONYM.match(value) or background(value):
                 score -= 1.0
             score -= 0.1 * rank
             if best is None or score > best[0]:
-                best = (score, candidate.value, item, sentence)
+                best = (score, value, item, sentence)
     if best is not None:
         return best[1], (best[2], best[3])
     if scored:
