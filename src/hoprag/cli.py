@@ -265,12 +265,17 @@ def demo_cmd(
     out_dir: Path = typer.Option(Path("demo-output"), "--out", help="where the report goes"),
     store: Optional[str] = typer.Option(None, "--store", help="run store URL (default: HOPRAG_STORE or .hoprag/hoprag.db)"),
     thresholds: Path = typer.Option(Path("thresholds.yaml"), "--thresholds", help="gate thresholds"),
+    dense: bool = typer.Option(False, "--dense", help="also embed the corpora and run hybrid rows (needs hoprag[dense])"),
+    embedder: str = typer.Option("minilm", "--embedder", help="minilm | static"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Import the bundled samples, index them, answer every question twice, evaluate, gate, report."""
     from hoprag.demo import run_demo
 
-    report = run_demo(data_dir, out_dir, quiet=quiet, console=out, store_url=store, thresholds=thresholds)
+    report = run_demo(
+        data_dir, out_dir, quiet=quiet, console=out, store_url=store, thresholds=thresholds,
+        dense=dense, embedder=_check_choice(embedder, EMBEDDER_NAMES, "embedder"),
+    )
     out.print(f"report: {report.markdown}  ·  {report.json}")
 
 

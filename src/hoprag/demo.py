@@ -16,7 +16,7 @@ from hoprag.datasets.importers import import_dataset, write_import
 from hoprag.datasets.schema import dataset_version, load_cases
 from hoprag.errors import InputError
 from hoprag.evaluation.runner import evaluate, read_traces
-from hoprag.index.store import build_index, load_index
+from hoprag.index.store import IndexConfig, build_index, load_index
 from hoprag.ingest.loaders import load_documents
 from hoprag.pipeline.factory import make_engine
 from hoprag.pipeline.runner import questions_from_cases, run_questions
@@ -24,6 +24,9 @@ from hoprag.progress import progress_bar, staged_progress
 from hoprag.render import comparison_table
 
 ENGINES = ("single", "multihop")
+# (label, engine, retrieval mode); the hybrid rows run when the demo is asked for dense vectors.
+BM25_RUNS = (("single", "single", "bm25"), ("multihop", "multihop", "bm25"))
+HYBRID_RUNS = (("single-hybrid", "single", "hybrid"), ("multihop-hybrid", "multihop", "hybrid"))
 # (set name, importer format or "native", folder under the data dir, file pattern)
 SETS = (
     ("hotpotqa", "hotpotqa", "hotpotqa", "*.json"),
@@ -95,6 +98,8 @@ def run_demo(
     console: Console | None = None,
     store_url: str | None = None,
     thresholds: Path | None = Path("thresholds.yaml"),
+    dense: bool = False,
+    embedder: str = "minilm",
 ) -> DemoReport:
     """``store_url`` (default: ``HOPRAG_STORE`` or ``.hoprag/hoprag.db``) receives every stage's metrics."""
     from hoprag.gates.pipeline import record_demo_stages
@@ -115,7 +120,7 @@ def run_demo(
         cases_path, corpus_path, stats = _prepare_set(name, fmt, data_dir / folder, pattern, work)
         documents = load_documents(corpus_path)
         with staged_progress(f"{name}: index", quiet=quiet) as progress:
-            manifest = build_index(documents, work / "index", progress=progress)
+            manifest = build_index(documents, work / "index", IndexConfig(dense=dense, embedder=embedder), progress=progress)
         index = load_index(work / "index")
         cases = load_cases(cases_path)
         questions = questions_from_cases(cases)
@@ -125,8 +130,9 @@ def run_demo(
             "index": {"documents": manifest.document_count, "chunks": manifest.chunk_count, "artifact_id": manifest.artifact_id},
             "engines": {},
         }
-        for engine_name in ENGINES:
-            engine = make_engine(engine_name, index)
+        runs = BM25_RUNS + (HYBRID_RUNS if dense else ())
+        for engine_name, engine_kind, mode in runs:
+            engine = make_engine(engine_kind, index, mode=mode)
             traces_path = work / f"traces-{engine_name}.jsonl"
             with progress_bar(f"{name}: {engine_name}", len(questions), quiet=quiet) as progress:
                 summary = run_questions(engine, questions, traces_path, resume=False, progress=progress)
@@ -155,7 +161,7 @@ def run_demo(
         results[name] = entry
         console.print(
             comparison_table(
-                {e: entry["engines"][e]["aggregate"] for e in ENGINES},
+                {e: entry["engines"][e]["aggregate"] for e in entry["engines"]},
                 REPORT_METRICS,
                 title=f"{name}: {len(cases)} cases, {manifest.document_count} documents",
                 baseline="single",
@@ -190,7 +196,7 @@ def render_markdown(results: dict[str, dict[str, Any]], elapsed: float) -> str:
         "|---|---|" + "---:|" * len(REPORT_METRICS),
     ]
     for name, entry in results.items():
-        for engine in ENGINES:
+        for engine in entry["engines"]:
             agg = entry["engines"][engine]["aggregate"]
             lines.append(f"| {name} | {engine} | " + " | ".join(_cell(agg.get(m)) for m in REPORT_METRICS) + " |")
         single = entry["engines"]["single"]["aggregate"].get("chain_coverage@5") or 0.0
