@@ -156,6 +156,7 @@ def run_demo(
             index,
             cases,
             {e: read_traces(work / f"traces-{e}.jsonl") for e in ENGINES},
+            embedder=embedder if dense else "hash",  # embedding QA on the index's own model when it has one
         )
         entry["gates"] = {"metrics_per_stage": stage_counts, **_gate_set(store, run_id, thresholds)}
         results[name] = entry

@@ -29,9 +29,9 @@ def texts() -> list[str]:
 def static_vectors(texts: list[str]) -> np.ndarray:
     pytest.importorskip("model2vec")
     pytest.importorskip("static_model")
-    from hoprag.gates.embedding_source import StaticModelEmbedder
+    from hoprag.gates.embedding_source import make_embedder
 
-    return StaticModelEmbedder().embed(texts + [""])  # the empty text reaches the encoder
+    return make_embedder("static").embed(texts + [""])  # the empty text reaches the encoder
 
 
 @pytest.mark.slow

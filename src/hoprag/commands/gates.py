@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
         out_dir: Path = typer.Option(..., "--out", help="directory for the index and traces"),
         run_id: Optional[str] = typer.Option(None, "--run-id", help="id to record the run under (default: new)"),
         engines: list[str] = typer.Option(["multihop"], "--engine", help="single and/or multihop (repeatable)"),
-        embedder: str = typer.Option("auto", "--embedder", help="auto, static (model2vec) or hash"),
+        embedder: str = typer.Option("auto", "--embedder", help="auto, static (model2vec), minilm (int8 MiniLM) or hash"),
         baseline: str = typer.Option("default", "--baseline", help="baseline whose reference batch drift is measured against"),
         feedback: Optional[Path] = typer.Option(None, "--feedback", help="feedback JSONL to import for this run"),
         store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),

