@@ -53,7 +53,7 @@ def test_hotpot_bridge_edges_run_from_the_paragraph_that_names_the_other() -> No
     assert case.metadata == {"original_id": "5a8268215542995ce29dccfb", "level": "hard"}
     sk = case.split_keys
     assert (sk.source_family, sk.entities, sk.template, sk.seed) == (
-        "hotpotqa", ["Taylor Kemp", "Major League Soccer"], "bridge", "5a8268215542995ce29dccfb"
+        None, ["Taylor Kemp", "Major League Soccer"], None, "5a8268215542995ce29dccfb"
     )
     assert len(case.distractors) == 8  # 10 context paragraphs, 2 supporting
     assert {d.error_type for d in case.distractors} == {"unlabelled"}

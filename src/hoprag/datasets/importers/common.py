@@ -327,10 +327,13 @@ class ImportState:
             "valid_chains": draft.chains or [list(draft.facts)],
             "edges": draft.edges,
             "distractors": [{"source_id": d, "error_type": "unlabelled"} for d in _unique(draft.distractors)],
+            # Benchmarks label no source family or question template (question_type is a coarse
+            # class, not a template): a grouped split over them would put every case in one group.
+            # The entities (supporting titles) are real grouping keys: cases sharing one stay together.
             "split_keys": {
-                "source_family": self.dataset,
+                "source_family": None,
                 "entities": _unique(draft.entities),
-                "template": draft.question_type,
+                "template": None,
                 "seed": draft.metadata.get("original_id", draft.case_id),
             },
             "uncertain": draft.uncertain,
