@@ -78,6 +78,8 @@ def test_multihop_is_deterministic(hotpot_index):
 def test_max_hops_one_stops_after_the_first_hop(hotpot_index):
     trace = engine(hotpot_index, max_hops=1).answer(RUSH)
     assert trace.stop_reason == "max_hops" and {s.hop for s in trace.steps} == {1}
+    # the judge never said the evidence suffices: the answer is flagged, not complete-sounding
+    assert trace.answer.partial and not trace.answer.abstained
 
 
 def test_no_evidence_abstains(hotpot_index):

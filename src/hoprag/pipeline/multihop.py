@@ -12,7 +12,8 @@ Every role is swappable (:mod:`hoprag.pipeline.roles`); the defaults are offline
 Stop reasons, recorded in the trace: ``sufficient`` (the judge), ``max_hops``, ``no_new_evidence``,
 ``loop_detected`` (a hop found only parts of held documents, or repeated its queries), ``no_bridge``,
 ``no_evidence``, ``time_budget`` / ``token_budget`` (then the fallback policy decides: abstain, or
-answer from partial evidence flagged ``partial``).
+answer from partial evidence). Any answer given without the judge's ``sufficient`` is flagged
+``partial``, with its confidence halved.
 """
 
 from __future__ import annotations
@@ -157,7 +158,10 @@ class MultiHopEngine:
         run.emit("synthesising", "")
         answer = self.synthesizer.answer(run.question, evidence)
         answer = replace(answer, confidence=confidence if not answer.abstained else 0.0)
-        if budget_ran_out:  # an incomplete chain: say so, never a complete-sounding answer
+        # Without the judge's word that the evidence suffices (a budget ran out, or hopping stopped
+        # for lack of bridges, new evidence or hops), the chain may be incomplete: say so, never
+        # give a complete-sounding answer.
+        if stop != "sufficient" and not answer.abstained:
             answer = replace(answer, partial=True, confidence=round(answer.confidence * 0.5, 4))
         return answer
 
