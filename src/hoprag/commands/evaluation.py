@@ -69,7 +69,9 @@ def register(app: typer.Typer) -> None:
     def audit_cmd(
         cases_file: Path = typer.Argument(..., help="cases.jsonl"),
         corpus: Path = typer.Argument(..., help="corpus the cases are answered from"),
-        record: Optional[Path] = typer.Option(None, "--out", help="append the shortcuts found to this JSONL record"),
+        record: Optional[Path] = typer.Option(
+            None, "--out", help="append the shortcuts found to this JSONL record (default: shortcuts.jsonl beside CASES)"
+        ),
         json_out: Optional[Path] = typer.Option(None, "--json"),
         fail: bool = typer.Option(False, "--fail-on-findings", help="exit 1 when a shortcut is found"),
     ) -> None:
@@ -86,10 +88,11 @@ def register(app: typer.Typer) -> None:
             out.print(f"[yellow]{f.case_id}[/] {f.kind} doc={f.doc_id} field={f.field} {f.evidence!r} → {f.suggestion}")
         for note in report.notes[:10]:
             err.print(f"note: {note['case_id']}: {note['note']}")
-        if record is not None:
-            snapshot = next((c.corpus_snapshot for c in cases if c.corpus_snapshot), None)
-            write_shortcut_record(record, report, snapshot=snapshot)
-            out.print(f"recorded {len(report.findings)} shortcuts → {record}")
+        # The record of shortcuts is kept: corpus updates can introduce new ones later.
+        record = record or cases_file.parent / "shortcuts.jsonl"
+        snapshot = next((c.corpus_snapshot for c in cases if c.corpus_snapshot), None)
+        write_shortcut_record(record, report, snapshot=snapshot)
+        out.print(f"recorded {len(report.findings)} shortcuts → {record}")
         _write_json(json_out, payload)
         out.print(f"flagged {len(report.flagged_cases)} of {report.cases} cases: {payload['counts']}")
         if fail and report.findings:
