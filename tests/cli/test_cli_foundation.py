@@ -120,3 +120,13 @@ def test_malformed_and_empty_inputs(work):
     (work / "nofield.jsonl").write_text('{"case_id": "c1"}\n')
     done = hoprag("eval", "nofield.jsonl", "hp/single.jsonl", cwd=work)
     assert done.returncode == 2 and "nofield.jsonl:1" in done.stderr.replace("\n", " ") and "query" in done.stderr
+
+
+def test_compare_finds_the_cases_beside_the_runs(work):
+    done = hoprag("compare", "hp/single.jsonl", "hp/multihop.jsonl", "--resamples", "200", cwd=work)
+    assert done.returncode == 0, done.stderr
+    assert "chain_coverage@10" in done.stdout and "95% CI" in done.stdout
+    (work / "elsewhere").mkdir(exist_ok=True)
+    (work / "elsewhere" / "a.jsonl").write_text((work / "hp" / "single.jsonl").read_text())
+    missing = hoprag("compare", "elsewhere/a.jsonl", "hp/multihop.jsonl", cwd=work)
+    assert missing.returncode == 2 and "--cases" in missing.stderr

@@ -183,7 +183,9 @@ def register(app: typer.Typer) -> None:
     def compare_cmd(
         run_a: Path = typer.Argument(..., help="baseline traces"),
         run_b: Path = typer.Argument(..., help="candidate traces"),
-        cases_file: Path = typer.Option(..., "--cases"),
+        cases_file: Optional[Path] = typer.Option(
+            None, "--cases", help="cases.jsonl (default: the cases.jsonl beside RUN_A, as `hoprag import` and the demo lay out)"
+        ),
         cluster: str = typer.Option("path", "--cluster", help="path, template, source_family or case"),
         seed: int = typer.Option(0, "--seed"),
         resamples: int = typer.Option(2000, "--resamples"),
@@ -191,9 +193,16 @@ def register(app: typer.Typer) -> None:
         json_out: Optional[Path] = typer.Option(None, "--json"),
     ) -> None:
         """Paired case-level differences (B - A) with cluster-bootstrap intervals."""
+        from hoprag.errors import InputError
         from hoprag.evaluation.compare import compare_runs
         from hoprag.evaluation.runner import read_traces
 
+        if cases_file is None:
+            cases_file = run_a.parent / "cases.jsonl"
+            if not cases_file.exists():
+                raise InputError(
+                    "no cases.jsonl beside the baseline traces", source=str(run_a), fix="pass --cases CASES.jsonl"
+                )
         result = compare_runs(_cases(cases_file), read_traces(run_a), read_traces(run_b), k=k, cluster_by=cluster,
                               resamples=resamples, seed=seed)
         out.print(f"B - A, clusters={cluster}, seed={seed}, resamples={resamples}, budget={result.budget_ms}")
