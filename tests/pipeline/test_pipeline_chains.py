@@ -69,3 +69,25 @@ def test_empty_inputs():
     w = weights({"a": "alpha"})
     assert order_by_chains({"alpha"}, [], [], w) == []
     assert order_by_chains(set(), [hit("a", 1.0, 1)], [], w) == ["a"]
+
+
+def test_a_three_hop_path_brings_its_third_passage_forward():
+    # q = {orion, plan, family, retention}; p names Orion's plan, c (from p) the plan's family,
+    # d (from c) the family's retention. x1..x3 are first-hop near-duplicates of p.
+    texts = {"p": "orion plan", "c": "plan family", "d": "family retention", "x1": "orion", "x2": "orion", "x3": "orion"}
+    w = weights(texts)
+    first = [hit("p", 10.0, 1), hit("x1", 9.0, 2), hit("x2", 9.0, 3), hit("x3", 9.0, 4)]
+    branches = [Branch(parent="p", hits=[hit("c", 5.0, 1)]), Branch(parent="c", hits=[hit("d", 5.0, 1)])]
+    order = order_by_chains({"orion", "plan", "family", "retention"}, first, branches, w, limit=3)
+    assert order == ["p", "c", "d"]
+
+
+def test_a_third_passage_that_adds_nothing_forms_no_path():
+    texts = {"p": "orion plan", "c": "plan family", "d": "plan", "y": "retention"}
+    w = weights(texts)
+    first = [hit("p", 10.0, 1), hit("y", 2.0, 2)]
+    # d is weak (0.5 of the best conditioned score 5.0): without the guard the path (p, c, d) would
+    # score 0.75 + W_FIRST + W_NEXT·(1.0 + 0.1)/2 = 1.8 and beat the pair (p, y) at 1.0 + W_FIRST + W_NEXT·0.2 = 1.7.
+    branches = [Branch(parent="p", hits=[hit("c", 5.0, 1)]), Branch(parent="c", hits=[hit("d", 0.5, 1)])]
+    order = order_by_chains({"orion", "plan", "family", "retention"}, first, branches, w, limit=3)
+    assert order == ["p", "c", "y"]

@@ -15,8 +15,10 @@ the members of the best pairs first::
 * ``named`` — 1 when the question names the passage's title (the anchors of a comparison, the
   first hop of a bridge question), else 0.
 
-Greedy selection adds the members of the best remaining pair until the context is full, then the
-rest of the first hop in rank order. The weights are round numbers chosen once on training-split
+Three-hop paths ``(p, c, d)`` — ``d`` reached from ``c`` — are scored the same way (``s`` averaged over
+the two followers), and only when ``d`` adds to what ``(p, c)`` covers. Greedy selection adds the
+members of the best remaining path until the context is full, then the rest of the first hop in
+rank order. The weights are round numbers chosen once on training-split
 samples, never per dataset.
 """
 
@@ -98,7 +100,7 @@ def order_by_chains(
     heads = [h.chunk_id for h in first_hop[:parents]]
     next_best = max((b.hits[0].score for b in branches if b.hits), default=0.0) or 1.0
 
-    pairs: dict[tuple[str, str], float] = {}
+    pairs: dict[tuple[str, ...], float] = {}
     named_cache: dict[str, float] = {}
 
     def is_named(chunk_id: str) -> float:
@@ -122,15 +124,33 @@ def order_by_chains(
     for i, p in enumerate(heads):
         for c in heads[i + 1 :]:
             offer(p, c, s1[c])
+    followers: dict[str, list[tuple[str, float]]] = {}
     for branch in branches:
         for hit in branch.hits[:per_branch]:
             offer(branch.parent, hit.chunk_id, hit.score / next_best)
+            followers.setdefault(branch.parent, []).append((hit.chunk_id, hit.score / next_best))
+    # Three-hop paths: a head, a passage reached from it, and one reached from that, when the third
+    # adds to what the pair covers (a longer path must account for more of the question).
+    for p in heads:
+        for c, s_c in followers.get(p, ()):
+            base = coverage(p, c)
+            for d, s_d in followers.get(c, ()):
+                if d in (p, c) or coverage(p, c, d) <= base:
+                    continue
+                score = (
+                    coverage(p, c, d)
+                    + W_FIRST * s1.get(p, 0.0)
+                    + W_NEXT * (s_c + s_d) / 2
+                    + W_NAMED * (is_named(p) + is_named(c) + is_named(d))
+                )
+                if score > pairs.get((p, c, d), -1.0):
+                    pairs[(p, c, d)] = score
 
     order: list[str] = []
-    for (p, c), _ in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0])):
+    for path, _ in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0])):
         if len(order) >= limit:
             break
-        for chunk_id in (p, c):
+        for chunk_id in path:
             if chunk_id not in order:
                 order.append(chunk_id)
     for hit in first_hop:
