@@ -16,7 +16,8 @@ the members of the best pairs first::
   first hop of a bridge question), else 0.
 
 Three-hop paths ``(p, c, d)`` — ``d`` reached from ``c`` — are scored the same way (``s`` averaged over
-the two followers), and only when ``d`` adds to what ``(p, c)`` covers. Greedy selection adds the
+the two followers), and only when ``d`` adds at least ``MIN_PATH_GAIN`` of the question's weight to
+what ``(p, c)`` covers. Greedy selection adds the
 members of the best remaining path until the context is full, then the rest of the first hop in
 rank order. The weights are round numbers chosen once on training-split
 samples, never per dataset.
@@ -33,6 +34,7 @@ from hoprag.records import Hit
 W_FIRST = 0.5
 W_NEXT = 1.0
 W_NAMED = 0.25
+MIN_PATH_GAIN = 0.2  # share of the question's weight a third passage must add to extend a pair
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,7 @@ def order_by_chains(
         for c, s_c in followers.get(p, ()):
             base = coverage(p, c)
             for d, s_d in followers.get(c, ()):
-                if d in (p, c) or coverage(p, c, d) <= base:
+                if d in (p, c) or coverage(p, c, d) - base < MIN_PATH_GAIN:
                     continue
                 score = (
                     coverage(p, c, d)
