@@ -77,8 +77,9 @@ def test_cli_commands(tmp_path: Path) -> None:
     traces = tmp_path / "eval4_traces.jsonl"
     write_records(traces, [good()])
     corpus = ROOT / "data" / "enterprise" / "corpus.jsonl"
-    res = runner.invoke(app, ["audit", str(CASES_FILE), str(corpus), "--fail-on-findings"])
-    assert res.exit_code == 0 and "no shortcuts found in 16 cases" in res.output
+    record = tmp_path / "shortcuts.jsonl"
+    res = runner.invoke(app, ["audit", str(CASES_FILE), str(corpus), "--fail-on-findings", "--out", str(record)])
+    assert res.exit_code == 0 and "no shortcuts found in 16 cases" in res.output and record.exists()
     res = runner.invoke(app, ["chain-eval", str(CASES_FILE), str(traces), "--html", str(tmp_path / "r.html"), "--json", str(tmp_path / "r.json")])
     assert res.exit_code == 0, res.output
     payload = json.loads((tmp_path / "r.json").read_text())
