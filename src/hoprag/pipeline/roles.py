@@ -57,12 +57,6 @@ class Synthesizer(Protocol):
     def answer(self, question: str, evidence: Sequence[Evidence]) -> Answer: ...
 
 
-class UsageMeter(Protocol):
-    """Roles that call a model report what they spent (the engine sums it into the trace)."""
-
-    usage: Usage
-
-
 class CorpusView:
     """What offline roles need of the corpus: title keys (for link-like bridges) and term weights."""
 

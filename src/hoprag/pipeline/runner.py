@@ -7,7 +7,6 @@ Traces are appended and flushed one by one, so a run that dies half-way keeps wh
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -101,7 +100,3 @@ def run_questions(
 def questions_from_cases(cases: Sequence) -> list[Question]:
     """Strip cases down to what the system under test may see."""
     return [Question(case_id=c.case_id, text=c.query) for c in cases]
-
-
-def dumps_trace(trace: Trace) -> str:
-    return json.dumps(trace.to_dict(), ensure_ascii=False, indent=2)
