@@ -74,10 +74,12 @@ def main(n: int = 1000) -> float:
     t2 = time.perf_counter()
     comparison = compare_runs(cases, a, b, k=10, resamples=2000, seed=0)
     t3 = time.perf_counter()
+    coverage_row = next(r for r in comparison.rows if r["metric"] == "chain_coverage@10")
     print(f"{n} cases: full evaluation (all metrics, failures, conditional recall) {t1 - t0:.2f} s")
     print(f"second run + 2,000-resample paired cluster bootstrap ({ci.n_clusters} clusters) {t2 - t1:.2f} s "
           f"→ coverage@10 diff {ci.mean:+.3f} [{ci.low:+.3f}, {ci.high:+.3f}]")
-    print(f"hoprag compare (two full evaluations + 5 bootstraps x 2,000) {t3 - t2:.2f} s")
+    print(f"hoprag compare (two full evaluations + 5 bootstraps x 2,000) {t3 - t2:.2f} s "
+          f"→ coverage@10 diff {coverage_row['diff']:+.3f} [{coverage_row['ci_low']:+.3f}, {coverage_row['ci_high']:+.3f}]")
     total = t2 - t0
     print(f"TOTAL evaluation + bootstrap: {total:.2f} s (bar: < 10 s); with compare: {t3 - t0:.2f} s")
     print("failure classes:", {k: v for k, v in report.failures.items() if v})

@@ -51,7 +51,7 @@ def trace_report(trace: Trace, *, hits_per_step: int = 3) -> list[Any]:
     trail.add_column("step")
     trail.add_column("hop", justify="right")
     trail.add_column("issued query", ratio=2)
-    trail.add_column(f"top hits (rank · score · title)", ratio=3)
+    trail.add_column("top hits (rank · score · title)", ratio=3)
     for step in trace.steps:
         selected = set(step.selected)
         label = step.step_id + (f" ← {', '.join(step.depends_on)}" if step.depends_on else "")

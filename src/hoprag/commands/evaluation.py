@@ -174,9 +174,7 @@ def register(app: typer.Typer) -> None:
 
             options = {"base_url": base_url} if base_url and planner_llm.startswith("openai") else {}
             planner = LLMPlanner(make_llm(planner_llm, **options))
-        result = run_ablations(
-            load_index(index_dir), _cases(cases_file), out_dir, k=k, oracle_mode=oracle_mode, planner=planner
-        )
+        run_ablations(load_index(index_dir), _cases(cases_file), out_dir, k=k, oracle_mode=oracle_mode, planner=planner)
         out.print((out_dir / "ablations.md").read_text(encoding="utf-8"))
 
     @app.command("compare")

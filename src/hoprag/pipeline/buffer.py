@@ -18,7 +18,10 @@ NEAR_THRESHOLD = 0.9
 
 
 def _shingles(text: str, n: int = 3) -> frozenset[tuple[str, ...]]:
-    words = tokens(text)
+    return _word_shingles(tokens(text), n)
+
+
+def _word_shingles(words: list[str], n: int = 3) -> frozenset[tuple[str, ...]]:
     if len(words) < n:
         return frozenset({tuple(words)}) if words else frozenset()
     return frozenset(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
@@ -51,14 +54,18 @@ class EvidenceBuffer:
     def values(self) -> list[Evidence]:
         return list(self._items.values())
 
-    def duplicate_of(self, item: Evidence) -> str | None:
+    @staticmethod
+    def _signature(item: Evidence) -> tuple[str, frozenset]:
+        words = tokens(item.text)
+        return hashlib.sha1(" ".join(words).encode()).hexdigest(), _word_shingles(words)
+
+    def duplicate_of(self, item: Evidence, signature: tuple[str, frozenset] | None = None) -> str | None:
         """The held chunk id that ``item`` duplicates, or None."""
-        digest = hashlib.sha1(" ".join(tokens(item.text)).encode()).hexdigest()
+        digest, grams = signature or self._signature(item)
         for chunk_id, held in self._digests.items():
             if held == digest:
                 return chunk_id
         if self.near_threshold < 1.0:
-            grams = _shingles(item.text)
             for chunk_id, held_grams in self._shingles.items():
                 if jaccard(grams, held_grams) >= self.near_threshold:
                     return chunk_id
@@ -71,11 +78,11 @@ class EvidenceBuffer:
         for item in items:
             if item.chunk_id in self._items:
                 continue
-            if self.duplicate_of(item) is not None:
+            signature = self._signature(item)
+            if self.duplicate_of(item, signature) is not None:
                 dropped.append(item.chunk_id)
                 continue
             self._items[item.chunk_id] = item
-            self._digests[item.chunk_id] = hashlib.sha1(" ".join(tokens(item.text)).encode()).hexdigest()
-            self._shingles[item.chunk_id] = _shingles(item.text)
+            self._digests[item.chunk_id], self._shingles[item.chunk_id] = signature
             kept.append(item)
         return kept, dropped

@@ -20,7 +20,7 @@ from hoprag.pipeline.bridges import BridgeCandidate, extract_bridges, title_key
 from hoprag.pipeline.chains import Branch, TermWeights, order_by_chains, question_coverage
 from hoprag.pipeline.extractive import extract_answer
 from hoprag.pipeline.text import Analyzer, fold
-from hoprag.records import Answer, Chunk, Document, Evidence, Hit, HopStep, Usage
+from hoprag.records import Answer, Chunk, Document, Evidence, Hit, HopStep
 
 
 @dataclass(frozen=True)

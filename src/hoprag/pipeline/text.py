@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been before
@@ -20,8 +21,11 @@ _TOKEN = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])([\"')\]]*)\s+(?=[\"'(\[]?[A-Z0-9\u00C0-\u024F])")
 
 
+@lru_cache(maxsize=1 << 16)
 def fold(text: str) -> str:
-    """Lowercase and strip accents, so 'Pál Gábor' and 'Pal Gabor' compare equal."""
+    """Lowercase and strip accents, so 'Pál Gábor' and 'Pal Gabor' compare equal.
+
+    Cached: the same passages are folded again at every hop and by every role."""
     if text.isascii():
         return text.lower()
     decomposed = unicodedata.normalize("NFKD", text)
