@@ -9,7 +9,8 @@ import pytest
 
 from hoprag.datasets.schema import load_cases
 from hoprag.evaluation.stats import paired_cluster_bootstrap
-from hoprag.evaluation.trec import doc_precision_at, doc_recall_at, qrels_for, ranked_docs, read_qrels, read_run, write_qrels, write_run
+from hoprag.evaluation.trec import doc_precision_at, doc_recall_at, qrels_for, ranked_docs, write_qrels, write_run
+from hoprag.trec import read_qrels, read_run
 from hoprag.records import Evidence, Hit, Trace
 
 pytestmark = pytest.mark.unit

@@ -19,7 +19,7 @@ def real_trec_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path
     """
     from hoprag.datasets.importers import import_dataset
     from hoprag.gates.checks.retrieval import qrels_from_cases
-    from hoprag.gates.trec import write_qrels, write_run
+    from hoprag.trec import write_qrels, write_run
     from hoprag.index.store import build_index, load_index
 
     out = tmp_path_factory.mktemp("trec")

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from hoprag.errors import ConfigError, InputError
 from hoprag.gates.checks.retrieval import parse_measure, retrieval_measures
-from hoprag.gates.trec import read_qrels, read_run
+from hoprag.trec import read_qrels, read_run
 
 QRELS = {"q1": {"a": 2, "b": 1, "c": 0, "z": 1}, "q2": {"x": 1}}
 RUN = {"q1": {"c": 3.0, "a": 2.0, "b": 2.0, "d": 1.0}, "q2": {"y": 1.0}, "q3": {"a": 1.0}}

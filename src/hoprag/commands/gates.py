@@ -127,7 +127,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Retrieval measures straight from TREC qrels and run files (values equal trec_eval's)."""
         from hoprag.gates.checks.retrieval import retrieval_measures
-        from hoprag.gates.trec import read_qrels, read_run
+        from hoprag.trec import read_qrels, read_run
 
         result = retrieval_measures(read_qrels(qrels), read_run(run), measures, include_missing=include_missing)
         if as_json:

@@ -12,6 +12,7 @@ run (``qid Q0 docid rank score tag``), document level, from a trace:
 
 with ``score = n - rank + 1`` so that score order equals rank order for every tool. Missing
 ``missing:`` sources are never written. Document ids must not contain whitespace (TREC columns).
+Reading and writing the files themselves is :mod:`hoprag.trec`.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from hoprag import trec
 from hoprag.datasets.schema import Case
 from hoprag.errors import InputError
 from hoprag.evaluation.matching import MISSING_SOURCE_PREFIX
 from hoprag.records import Trace
+from hoprag.trec import Qrels, Run
 
 RUN_SOURCES = ("evidence", "hits")
 
@@ -66,14 +69,13 @@ def ranked_docs(trace: Trace, source: str = "evidence") -> list[str]:
 
 
 def write_qrels(path: str | Path, cases: Iterable[Case]) -> int:
-    lines = []
+    """Write the document-level qrels of ``cases``; returns the number of lines."""
+    qrels: Qrels = {}
     for case in cases:
         qid = _check_id(case.case_id, "case_id", case.case_id)
-        for doc, rel in sorted(qrels_for(case).items()):
-            lines.append(f"{qid} 0 {_check_id(doc, 'source_id', case.case_id)} {rel}")
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
-    return len(lines)
+        qrels[qid] = {_check_id(doc, "source_id", case.case_id): rel for doc, rel in sorted(qrels_for(case).items())}
+    trec.write_qrels(path, qrels)
+    return sum(len(docs) for docs in qrels.values())
 
 
 def write_run(path: str | Path, traces: Sequence[Trace], *, tag: str = "hoprag", source: str = "evidence") -> int:
@@ -81,39 +83,13 @@ def write_run(path: str | Path, traces: Sequence[Trace], *, tag: str = "hoprag",
     by_case: dict[str, Trace] = {}
     for trace in traces:
         by_case[trace.case_id] = trace
-    lines = []
+    run: Run = {}
     for case_id, trace in by_case.items():
         qid = _check_id(case_id, "case_id", case_id)
         docs = ranked_docs(trace, source)
-        for rank, doc in enumerate(docs, start=1):
-            lines.append(f"{qid} Q0 {_check_id(doc, 'doc_id', case_id)} {rank} {len(docs) - rank + 1} {tag}")
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8")
-    return len(lines)
-
-
-def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
-        parts = line.split()
-        if not parts:
-            continue
-        if len(parts) != 4:
-            raise InputError("a qrels line needs 4 columns: qid iter docid rel", source=str(path), line=number)
-        out.setdefault(parts[0], {})[parts[2]] = int(parts[3])
-    return out
-
-
-def read_run(path: str | Path) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
-        parts = line.split()
-        if not parts:
-            continue
-        if len(parts) != 6:
-            raise InputError("a run line needs 6 columns: qid Q0 docid rank score tag", source=str(path), line=number)
-        out.setdefault(parts[0], {})[parts[2]] = float(parts[4])
-    return out
+        run[qid] = {_check_id(doc, "doc_id", case_id): len(docs) - rank + 1 for rank, doc in enumerate(docs, start=1)}
+    trec.write_run(path, run, tag=tag)
+    return sum(len(docs) for docs in run.values())
 
 
 def doc_recall_at(qrels: dict[str, int], docs: Sequence[str], k: int) -> float | None:

@@ -30,7 +30,7 @@ import numpy as np
 from hoprag.errors import ConfigError
 from hoprag.gates.hooks import hook, metric
 from hoprag.gates.metrics import Metric
-from hoprag.gates.trec import Qrels, Run
+from hoprag.trec import Qrels, Run
 
 __all__ = ["MEASURES", "RetrievalResult", "parse_measure", "retrieval_measures"]
 
