@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Callable, Literal
 
 import bm25s
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from hoprag.errors import ConfigError, EmptyCorpusError, InputError
+from hoprag.errors import ConfigError, EmptyCorpusError
 from hoprag.index.base import Filters
-from hoprag.index.filters import FilterIndex
+from hoprag.index.chunk_table import ChunkTable
 from hoprag.index.tokenize import Tokenizer
 from hoprag.records import Chunk, Document, Hit
 
@@ -64,24 +64,8 @@ class BM25Retriever:
         """Build the index from ``chunks`` (or wrap an already built/loaded bm25s ``model``)."""
         self.params = params or BM25Params()
         self.tokenizer = tokenizer or Tokenizer()
-        self._chunks = list(chunks)
-        if not self._chunks:
-            raise EmptyCorpusError(
-                "no chunks to index", fix="give documents with non-empty text (check the corpus path)"
-            )
-        docs = _as_mapping(documents)
-        self._has_docs = docs is not None
-        chunk_docs = [docs.get(c.doc_id) for c in self._chunks] if docs is not None else [None] * len(self._chunks)
-        self._chunk_ids = [c.id for c in self._chunks]
-        self._doc_ids = [c.doc_id for c in self._chunks]
-        self._starts = [c.start for c in self._chunks]
-        self._ends = [c.end for c in self._chunks]
-        self._titles = [d.title if d is not None else "" for d in chunk_docs]
-        self._pos = {cid: i for i, cid in enumerate(self._chunk_ids)}
-        if len(self._pos) != len(self._chunk_ids):
-            dup = next(c for c in self._chunk_ids if self._chunk_ids.count(c) > 1)
-            raise InputError(f"duplicate chunk id '{dup}'", field="id", fix="make document ids unique")
-        self._filters = FilterIndex(chunk_docs)
+        self.table = ChunkTable(chunks, documents, kind="BM25")
+        self._chunks = self.table.chunks
         self.model = model if model is not None else self._build(progress)
         if self.model.scores["num_docs"] != len(self._chunks):
             raise ConfigError(
@@ -93,7 +77,7 @@ class BM25Retriever:
         n = len(self._chunks)
         if progress:
             progress("tokenize", 0, n)
-        texts = [index_text(c, t) for c, t in zip(self._chunks, self._titles)]
+        texts = [index_text(c, t) for c, t in zip(self._chunks, self.table.titles)]
         tokenized = self.tokenizer.corpus(texts)
         if not tokenized.vocab:
             raise EmptyCorpusError(
@@ -166,16 +150,11 @@ class BM25Retriever:
         if not ids:
             return []
         scores = self.model.get_scores_from_ids(ids)
-        if filters:
-            if not self._has_docs:
-                raise ConfigError("this BM25 index was built without documents, so it cannot filter")
-            scores[~self._filters.mask(filters)] = 0.0
-        if exclude:
-            pos = self._pos
-            drop = [pos[c] for c in exclude if c in pos]
-            if drop:
-                scores[drop] = 0.0
-        return self._top(scores, k)
+        keep = scores != 0  # a zero score means no query term: never a hit
+        allowed = self.table.allowed(filters, exclude)
+        if allowed is not None:
+            keep &= allowed
+        return self.table.top(scores, k, keep, "bm25")
 
     def retrieve_many(
         self,
@@ -187,33 +166,3 @@ class BM25Retriever:
     ) -> list[list[Hit]]:
         """``retrieve`` for each query, same filters and exclusions."""
         return [self.retrieve(q, k, filters=filters, exclude=exclude) for q in queries]
-
-    def _top(self, scores: np.ndarray, k: int) -> list[Hit]:
-        # a zero score means "no query term" (or filtered out / excluded): never a hit. Selecting
-        # among the non-zero scores only is also much cheaper than partitioning the whole
-        # corpus, whose many tied zeros make argpartition slow.
-        candidates = np.flatnonzero(scores != 0)
-        if candidates.size == 0:
-            return []
-        values = scores[candidates]
-        m = candidates.size
-        if m > k:
-            # keep everything tied with the k-th best, so the stable sort breaks ties by chunk order
-            keep = values >= np.partition(values, m - k)[m - k]
-            candidates, values = candidates[keep], values[keep]
-        order = np.argsort(-values, kind="stable")[:k]
-        top = candidates[order].tolist()
-        top_scores = values[order].tolist()
-        cids, dids, starts, ends, titles = self._chunk_ids, self._doc_ids, self._starts, self._ends, self._titles
-        return [
-            Hit(cids[i], dids[i], s, rank, "bm25", starts[i], ends[i], titles[i])
-            for rank, (i, s) in enumerate(zip(top, top_scores), start=1)
-        ]
-
-
-def _as_mapping(documents: Mapping[str, Document] | Iterable[Document] | None) -> Mapping[str, Any] | None:
-    if documents is None:
-        return None
-    if isinstance(documents, Mapping):
-        return documents
-    return {d.id: d for d in documents}

@@ -22,11 +22,11 @@ from typing import Any, Callable, Literal
 
 import numpy as np
 
-from hoprag.errors import ConfigError, EmptyCorpusError, InputError
+from hoprag.errors import ConfigError
 from hoprag.index.base import Filters
 from hoprag.index.bm25 import index_text
 from hoprag.index.embedders import Embedder, embed_in_batches
-from hoprag.index.filters import FilterIndex
+from hoprag.index.chunk_table import ChunkTable
 from hoprag.records import Chunk, Document, Hit
 
 __all__ = ["BACKENDS", "DenseRetriever", "chunk_texts"]
@@ -64,30 +64,17 @@ class DenseRetriever:
 
         ``min_score`` drops hits whose cosine similarity is below it (``None`` keeps every hit).
         """
-        self._chunks = list(chunks)
-        if not self._chunks:
-            raise EmptyCorpusError("no chunks to index", fix="give documents with non-empty text (check the corpus path)")
+        self.table = ChunkTable(chunks, documents, kind="dense")
+        self._chunks = self.table.chunks
         if backend not in BACKENDS:
             raise ConfigError(f"unknown dense backend '{backend}'; valid: {', '.join(BACKENDS)}")
         if min_score is not None and not -1.0 <= min_score <= 1.0:
             raise ConfigError(f"min_score {min_score} is not a cosine similarity; give a value in [-1, 1]")
-        docs = None if documents is None else documents if isinstance(documents, Mapping) else {d.id: d for d in documents}
-        self._has_docs = docs is not None
-        chunk_docs = [docs.get(c.doc_id) for c in self._chunks] if docs is not None else [None] * len(self._chunks)
-        self._chunk_ids = [c.id for c in self._chunks]
-        self._doc_ids = [c.doc_id for c in self._chunks]
-        self._starts = [c.start for c in self._chunks]
-        self._ends = [c.end for c in self._chunks]
-        self._titles = [d.title if d is not None else "" for d in chunk_docs]
-        self._pos = {cid: i for i, cid in enumerate(self._chunk_ids)}
-        if len(self._pos) != len(self._chunk_ids):
-            raise InputError("duplicate chunk ids in the chunks given", field="id", fix="make document ids unique")
-        self._filters = FilterIndex(chunk_docs)
         self.embedder = embedder
         self.min_score = min_score
         self.backend = backend
         if vectors is None:
-            texts = chunk_texts(self._chunks, docs)
+            texts = chunk_texts(self._chunks, self.table.documents)
             vectors = embed_in_batches(embedder, texts, batch_size=batch_size, progress=progress)
         self.vectors = self._check_vectors(vectors)
         self._ann: Any = None
@@ -149,7 +136,7 @@ class DenseRetriever:
         qv = self.query_vector(query)
         if not qv.any():  # no token the embedder knows: nothing to compare with
             return []
-        allowed = self._allowed(filters, exclude)
+        allowed = self.table.allowed(filters, exclude)
         if self._ann is not None:
             hits = self._ann_top(qv, k, allowed)
             if hits is not None:
@@ -175,36 +162,11 @@ class DenseRetriever:
 
     # --- selection ----------------------------------------------------------------------------
 
-    def _allowed(self, filters: Filters | None, exclude: Collection[str]) -> np.ndarray | None:
-        """Boolean mask of chunks that may be returned, or ``None`` when every chunk may."""
-        mask: np.ndarray | None = None
-        if filters:
-            if not self._has_docs:
-                raise ConfigError("this dense index was built without documents, so it cannot filter")
-            mask = self._filters.mask(filters).copy()
-        if exclude:
-            drop = [self._pos[c] for c in exclude if c in self._pos]
-            if drop:
-                if mask is None:
-                    mask = np.ones(len(self._chunks), dtype=bool)
-                mask[drop] = False
-        return mask
-
     def _top(self, scores: np.ndarray, k: int, allowed: np.ndarray | None) -> list[Hit]:
         keep = np.ones(scores.shape[0], dtype=bool) if allowed is None else allowed.copy()
         if self.min_score is not None:
             keep &= scores >= self.min_score
-        candidates = np.flatnonzero(keep)
-        if candidates.size == 0:
-            return []
-        values = scores[candidates]
-        m = candidates.size
-        if m > k:
-            # keep everything tied with the k-th best so the stable sort breaks ties by chunk order
-            tied = values >= np.partition(values, m - k)[m - k]
-            candidates, values = candidates[tied], values[tied]
-        order = np.argsort(-values, kind="stable")[:k]
-        return self._hits(candidates[order].tolist(), values[order].tolist())
+        return self.table.top(scores, k, keep, "dense")
 
     def _ann_top(self, qv: np.ndarray, k: int, allowed: np.ndarray | None) -> list[Hit] | None:
         n = len(self._chunks)
@@ -231,14 +193,8 @@ class DenseRetriever:
             return None  # the approximate index did not visit every chunk: let the exact search decide
         pairs.sort(key=lambda sv: (-sv[0], sv[1]))
         pairs = pairs[:k]
-        return self._hits([p for _, p in pairs], [s for s, _ in pairs])
+        return self.table.hits([p for _, p in pairs], [s for s, _ in pairs], "dense")
 
-    def _hits(self, positions: list[int], scores: list[float]) -> list[Hit]:
-        cids, dids, starts, ends, titles = self._chunk_ids, self._doc_ids, self._starts, self._ends, self._titles
-        return [
-            Hit(cids[i], dids[i], float(s), rank, "dense", starts[i], ends[i], titles[i])
-            for rank, (i, s) in enumerate(zip(positions, scores), start=1)
-        ]
 
 
 def _optional(module: str, extra: str) -> Any:
