@@ -7,6 +7,7 @@ hop-1 paragraph to every fact of the hop-2 paragraph; comparison questions are t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,31 +35,52 @@ def import_file(path: Path, state: ImportState) -> None:
         import_record(record, ref, state)
 
 
-def import_record(record: dict[str, Any], ref: RecordRef, state: ImportState) -> None:
-    original_id = record_id(require(record, "_id", object, ref, DATASET))
-    question = require(record, "question", str, ref, DATASET)
-    answer = require(record, "answer", str, ref, DATASET)
-    question_type = require(record, "type", str, ref, DATASET)
-    supporting = require(record, "supporting_facts", list, ref, DATASET)
-    context = require(record, "context", list, ref, DATASET)
-    level = optional(record, "level", str, ref, DATASET, None)
+@dataclass
+class SentenceRecord:
+    """The parts of a HotpotQA-shaped record (2WikiMultihopQA shares the shape) every importer reads."""
+
+    draft: CaseDraft
+    question_type: str
+    paragraphs: dict[str, Paragraph]
+    by_title: dict[str, list[str]]
+
+
+def read_sentence_record(
+    record: dict[str, Any], ref: RecordRef, state: ImportState, dataset: str, metadata: dict[str, Any]
+) -> SentenceRecord | None:
+    """Validate the shared fields, build the draft, its sentence facts and distractors; None for a
+    repeated id (already counted as skipped)."""
+    original_id = record_id(require(record, "_id", object, ref, dataset))
+    question = require(record, "question", str, ref, dataset)
+    answer = require(record, "answer", str, ref, dataset)
+    question_type = require(record, "type", str, ref, dataset)
+    supporting = require(record, "supporting_facts", list, ref, dataset)
+    context = require(record, "context", list, ref, dataset)
     if not state.claim_id(original_id, ref):
-        return
+        return None
     draft = CaseDraft(
         case_id=original_id,
         query=question,
         ref=ref,
         answers=[answer],
         question_type=question_type,
-        metadata={"original_id": original_id, "level": level},
+        metadata={"original_id": original_id, **metadata},
     )
     paragraphs = sentence_context(context, ref, state, draft)
     by_title = sentence_facts(supporting, paragraphs, ref, state, draft)
     draft.entities = list(by_title)
     draft.distractors = [p.document.id for t, p in paragraphs.items() if t not in by_title]
-    if question_type == "bridge":
-        _bridge_edges(question, paragraphs, by_title, draft)
-    state.finish(draft)
+    return SentenceRecord(draft, question_type, paragraphs, by_title)
+
+
+def import_record(record: dict[str, Any], ref: RecordRef, state: ImportState) -> None:
+    level = optional(record, "level", str, ref, DATASET, None)
+    parsed = read_sentence_record(record, ref, state, DATASET, {"level": level})
+    if parsed is None:
+        return
+    if parsed.question_type == "bridge":
+        _bridge_edges(parsed.draft.query, parsed.paragraphs, parsed.by_title, parsed.draft)
+    state.finish(parsed.draft)
 
 
 def bridge_order(

@@ -19,13 +19,10 @@ from hoprag.datasets.importers.common import (
     normalise,
     optional,
     read_json_records,
-    record_id,
-    require,
-    sentence_context,
-    sentence_facts,
     title_variants,
     token_coverage,
 )
+from hoprag.datasets.importers.hotpotqa import read_sentence_record
 
 DATASET = "2wiki"
 
@@ -37,27 +34,11 @@ def import_file(path: Path, state: ImportState) -> None:
 
 
 def import_record(record: dict[str, Any], ref: RecordRef, state: ImportState) -> None:
-    original_id = record_id(require(record, "_id", object, ref, DATASET))
-    question = require(record, "question", str, ref, DATASET)
-    answer = require(record, "answer", str, ref, DATASET)
-    question_type = require(record, "type", str, ref, DATASET)
-    supporting = require(record, "supporting_facts", list, ref, DATASET)
-    context = require(record, "context", list, ref, DATASET)
     evidences = optional(record, "evidences", list, ref, DATASET, None)
-    if not state.claim_id(original_id, ref):
+    parsed = read_sentence_record(record, ref, state, DATASET, {})
+    if parsed is None:
         return
-    draft = CaseDraft(
-        case_id=original_id,
-        query=question,
-        ref=ref,
-        answers=[answer],
-        question_type=question_type,
-        metadata={"original_id": original_id},
-    )
-    paragraphs = sentence_context(context, ref, state, draft)
-    by_title = sentence_facts(supporting, paragraphs, ref, state, draft)
-    draft.entities = list(by_title)
-    draft.distractors = [p.document.id for t, p in paragraphs.items() if t not in by_title]
+    draft, by_title = parsed.draft, parsed.by_title
     if evidences is None:
         if len(by_title) > 1:
             draft.warn("record has no 'evidences'; no edges derived")
