@@ -1,0 +1,79 @@
+"""The ``serve`` command: the API and the page over one index (``pip install 'hoprag[serve]'``)."""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+err = Console(stderr=True)
+
+STORE_HELP = "run store URL (postgresql://… or a SQLite path); default $HOPRAG_STORE or .hoprag/hoprag.db"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("serve")
+    def serve_cmd(
+        index_dir: Path = typer.Argument(..., help="index directory"),
+        store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
+        host: str = typer.Option("127.0.0.1", "--host", help="address to bind (non-loopback needs --tokens)"),
+        port: int = typer.Option(8000, "--port", min=1, max=65535, help="TCP port"),
+        llm: str = typer.Option("offline", "--llm", envvar="HOPRAG_LLM",
+                                help="backend for every role: offline | openai:MODEL | llamacpp:PATH.gguf"),
+        base_url: Optional[str] = typer.Option(None, "--base-url", envvar="HOPRAG_BASE_URL",
+                                               help="OpenAI-compatible server URL"),
+        llm_timeout: float = typer.Option(20.0, "--llm-timeout", min=0.1, help="seconds one model call may take"),
+        tokens: Optional[Path] = typer.Option(None, "--tokens", help="tokens.yaml: bearer tokens → caller, clearance"),
+        clearance: str = typer.Option("public", "--clearance", help="clearance of callers without a token"),
+        unlabelled: Optional[str] = typer.Option(None, "--unlabelled",
+                                                 help="level of documents with no acl class (default: above public)"),
+        run_id: Optional[str] = typer.Option(None, "--run-id",
+                                             help="run that feedback is recorded under (default: the run that built the index)"),
+        thresholds: Optional[Path] = typer.Option(None, "--thresholds", help="thresholds YAML for the run browser"),
+        cases: Optional[Path] = typer.Option(None, "--cases", help="cases.jsonl: evaluation reports in the run browser"),
+        request_timeout: float = typer.Option(30.0, "--request-timeout", min=0.1, help="seconds one request may take"),
+        workers: int = typer.Option(16, "--workers", min=1, max=256, help="threads answering questions"),
+    ) -> None:
+        """Serve the API (/openapi.json) and the page: ask with live hops, citations, feedback, runs."""
+        from hoprag.errors import ConfigError
+
+        if not is_loopback(host) and tokens is None:
+            raise ConfigError(f"refusing to bind {host}, which is not a loopback address, without a token file. "
+                              "Fix: pass --tokens tokens.yaml, or bind --host 127.0.0.1")
+        try:
+            import fastapi  # noqa: F401
+            import uvicorn
+        except ImportError:
+            raise ConfigError("hoprag serve needs FastAPI and uvicorn. Fix: pip install 'hoprag[serve]'") from None
+        from hoprag.service.app import ServiceConfig, create_app
+
+        options = {"timeout": llm_timeout}
+        if base_url and llm.startswith("openai"):
+            options["base_url"] = base_url
+        config = ServiceConfig(index_dir=index_dir, store=store, tokens=tokens, clearance=clearance,
+                               unlabelled=unlabelled, llm=llm, llm_options=options, run_id=run_id,
+                               thresholds=thresholds, cases=cases, request_timeout=request_timeout, workers=workers)
+        application = create_app(config)
+        state = application.state.hoprag
+        hidden = len(state.index.documents) - len(state.pool.view(state.config.clearance).documents)
+        if hidden:
+            err.print(f"[yellow]note:[/] {hidden} of {len(state.index.documents)} documents are above the "
+                      f"'{state.config.clearance}' clearance of callers without a token"
+                      + (" (documents without an acl class count as "
+                         f"'{state.policy.unlabelled}'; --unlabelled public shows them)" if state.policy.unlabelled != "public" else ""))
+        err.print(f"hoprag serving {index_dir} on http://{host}:{port}/ · feedback → run {state.store.feedback_run} "
+                  f"· store {state.store.store.display_url}")
+        uvicorn.run(application, host=host, port=port, access_log=False, log_level="warning")

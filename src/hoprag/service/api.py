@@ -1,0 +1,253 @@
+"""The routes: ask (JSON and Server-Sent Events), feedback, clicks, runs, traces, documents, the page.
+
+Every answer, event, trace and document is limited to the caller's clearance: retrieval runs at
+it, a stored trace is shown only when everything it cites is visible to the caller, and a document
+above it is answered 404 (exactly as an unknown one), so its existence is not leaked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from importlib.resources import files
+from typing import Any, Optional
+
+from fastapi import APIRouter, Header, Query, Request
+from fastapi.responses import HTMLResponse, Response, StreamingResponse
+
+from hoprag.records import Trace
+from hoprag.service.app import ServiceError, ServiceState, split_fix
+from hoprag.service.engines import HopEvents
+from hoprag.service.models import (
+    AskRequest,
+    AskResponse,
+    ClickRequest,
+    ClickResponse,
+    DocumentOut,
+    ErrorBody,
+    FeedbackRequest,
+    FeedbackResponse,
+)
+from hoprag.service.records import new_trace_id
+from hoprag.service.views import answer_view, document_view, gate_view, trace_visible
+
+router = APIRouter()
+ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 403, 404, 413, 422, 504)}
+AUTH = Header(None, description="Bearer <token> (needed for writes when the server has a tokens file)")
+
+
+def _state(request: Request) -> ServiceState:
+    return request.app.state.hoprag
+
+
+async def _run(state: ServiceState, fn: Any) -> Any:
+    """``fn()`` on the answering threads, bounded by the request timeout (504 when it runs out)."""
+    loop = asyncio.get_running_loop()
+    try:
+        return await asyncio.wait_for(loop.run_in_executor(state.executor, fn), state.config.request_timeout)
+    except asyncio.TimeoutError:
+        raise ServiceError(504, f"no answer within {state.config.request_timeout:g} s",
+                           "ask again, or start the server with a larger --request-timeout") from None
+
+
+def _answer(state: ServiceState, ask: AskRequest, clearance: str, events: HopEvents, trace_id: str) -> Trace:
+    return state.pool.answer(ask.question.strip(), trace_id=trace_id, run_id=state.store.trace_run,
+                             clearance=clearance, events=events, engine=ask.engine, mode=ask.mode, k=ask.k,
+                             use_llm=ask.llm == "default")
+
+
+def _finish(state: ServiceState, trace: Trace, stored: bool, clearance: str) -> dict[str, Any]:
+    view = answer_view(trace, state.pool.view(clearance), stored=stored, clearance=clearance)
+    if stored:
+        state.store.add_trace(trace, citations_shown=len(view["citations"]))
+    return view
+
+
+def _check_question(ask: AskRequest) -> None:
+    if not ask.question.strip():
+        raise ServiceError(422, "the question is empty", "type a question")
+
+
+@router.post("/api/ask", response_model=AskResponse, responses=ERRORS, tags=["ask"])
+async def ask(body: AskRequest, request: Request, authorization: Optional[str] = AUTH) -> dict[str, Any]:
+    """Answer a question; the (redacted) trace is stored when ``store`` is true (a write: token needed)."""
+    state = _state(request)
+    caller = state.caller(authorization)
+    _check_question(body)
+    if body.store:
+        state.writer(caller)
+    trace_id = new_trace_id()
+    trace = await _run(state, lambda: _answer(state, body, caller.clearance, HopEvents(), trace_id))
+    return await _run(state, lambda: _finish(state, trace, body.store, caller.clearance))
+
+
+def _sse(name: str, data: dict[str, Any]) -> str:
+    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+@router.get("/api/ask/stream", responses={**ERRORS, 200: {"content": {"text/event-stream": {}},
+            "description": "events: planning, plan, hop, hits, judge, synthesising, token…, answer (or error)"}},
+            tags=["ask"])
+async def ask_stream(
+    request: Request,
+    q: str = Query(..., min_length=1, max_length=2000, description="the question"),
+    k: Optional[int] = Query(None, ge=1, le=50),
+    engine: str = Query("multihop", pattern="^(multihop|single)$"),
+    mode: str = Query("bm25", pattern="^(bm25|dense|hybrid)$"),
+    llm: str = Query("default", pattern="^(default|offline)$"),
+    store: bool = Query(True, description="store the trace (a write: token needed)"),
+    authorization: Optional[str] = AUTH,
+) -> StreamingResponse:
+    """Server-Sent Events: one per planning step, hop start, hop hits and judge verdict, then the
+    answer token by token, then ``answer`` with the full result (as ``POST /api/ask`` returns it)."""
+    state = _state(request)
+    caller = state.caller(authorization)
+    body = AskRequest(question=q, k=k, engine=engine, mode=mode, llm=llm, store=store)
+    _check_question(body)
+    if store:
+        state.writer(caller)
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+    events = HopEvents(lambda name, data: loop.call_soon_threadsafe(queue.put_nowait, (name, data)))
+    trace_id = new_trace_id()
+
+    def work() -> dict[str, Any]:
+        return _finish(state, _answer(state, body, caller.clearance, events, trace_id), store, caller.clearance)
+
+    async def stream() -> AsyncIterator[str]:
+        yield _sse("start", {"trace_id": trace_id, "clearance": caller.clearance})
+        job = loop.run_in_executor(state.executor, work)
+        deadline = loop.time() + state.config.request_timeout
+        while True:
+            try:
+                name, data = await asyncio.wait_for(queue.get(), timeout=0.05)
+                yield _sse(name, data)
+                continue
+            except asyncio.TimeoutError:
+                pass
+            if job.done() and queue.empty():
+                break
+            if loop.time() > deadline:
+                yield _sse("error", {"error": f"no answer within {state.config.request_timeout:g} s",
+                                     "fix": "ask again, or start the server with a larger --request-timeout"})
+                return
+        try:
+            yield _sse("answer", job.result())
+        except Exception as exc:  # noqa: BLE001 - an error ends the stream as an event, never a traceback
+            what, fix = (exc.error, exc.fix) if isinstance(exc, ServiceError) else split_fix(str(exc))
+            if not isinstance(exc, ServiceError) and not str(exc):
+                what = f"internal error ({type(exc).__name__})"
+            yield _sse("error", {"error": what, "fix": fix})
+
+    return StreamingResponse(stream(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+
+def _visible_trace(state: ServiceState, trace_id: str, clearance: str) -> Trace:
+    trace = state.store.trace(trace_id)
+    if trace is None or not trace_visible(trace, state.pool.view(clearance)):
+        raise ServiceError(404, f"no trace '{trace_id}'", "use the trace_id an answer returned")
+    return trace
+
+
+@router.post("/api/feedback", response_model=FeedbackResponse, responses=ERRORS, tags=["feedback"])
+async def feedback(body: FeedbackRequest, request: Request, authorization: Optional[str] = AUTH) -> dict[str, Any]:
+    """Thumbs, issue tags (each owned by a stage) and a comment on one answer."""
+    from hoprag.gates.checks.feedback import TAG_STAGES
+
+    state = _state(request)
+    caller = state.writer(state.caller(authorization))
+    if body.thumbs is None and not body.tags and not (body.comment or "").strip():
+        raise ServiceError(422, "empty feedback", "give thumbs (up|down), one or more tags, or a comment")
+    await _run(state, lambda: _visible_trace(state, body.trace_id, caller.clearance))
+    stored = await _run(state, lambda: state.store.add_feedback(body.trace_id, caller.name, thumbs=body.thumbs,
+                                                                 tags=list(body.tags), comment=body.comment))
+    return {"trace_id": body.trace_id, "stored": stored, "run_id": state.store.feedback_run,
+            "stages": sorted({TAG_STAGES[t] for t in body.tags})}
+
+
+@router.post("/api/click", response_model=ClickResponse, responses=ERRORS, tags=["feedback"])
+async def click(body: ClickRequest, request: Request, authorization: Optional[str] = AUTH) -> dict[str, Any]:
+    """A cited source was opened (citation click-through rate)."""
+    state = _state(request)
+    caller = state.writer(state.caller(authorization))
+    trace = await _run(state, lambda: _visible_trace(state, body.trace_id, caller.clearance))
+    cited = {c.chunk_id for claim in trace.answer.claims for c in claim.citations}
+    cited |= {c.doc_id for claim in trace.answer.claims for c in claim.citations}
+    if body.citation not in cited:
+        raise ServiceError(404, f"trace '{body.trace_id}' does not cite '{body.citation}'",
+                           "send the chunk_id of one of the answer's citations")
+    await _run(state, lambda: state.store.add_click(body.trace_id, caller.name, body.citation))
+    return {"trace_id": body.trace_id, "recorded": True}
+
+
+@router.get("/api/whoami", tags=["meta"])
+async def whoami(request: Request, authorization: Optional[str] = AUTH) -> dict[str, Any]:
+    """The caller this request's token names, and what the server needs."""
+    state = _state(request)
+    caller = state.caller(authorization)
+    return {"name": caller.name, "clearance": caller.clearance, "can_write": caller.can_write,
+            "tokens_required": state.tokens is not None, "llm": state.config.llm,
+            "index": state.index.manifest.artifact_id, "feedback_run": state.store.feedback_run}
+
+
+@router.get("/api/runs", responses=ERRORS, tags=["runs"])
+async def runs(request: Request, limit: int = Query(50, ge=1, le=500)) -> list[dict[str, Any]]:
+    """The most recent runs of the store."""
+    state = _state(request)
+    found = await _run(state, lambda: state.store.store.list_runs(limit=limit))
+    return [{"run_id": r.run_id, "kind": r.kind, "created_at": r.created_at.isoformat(),
+             "artifact_id": r.artifact_id} for r in found]
+
+
+@router.get("/api/runs/{run_id}", responses=ERRORS, tags=["runs"])
+async def run_detail(run_id: str, request: Request) -> dict[str, Any]:
+    """A run's stage metrics, each with its gate verdict (pass, warn, block, skip) under the thresholds."""
+    state = _state(request)
+    return await _run(state, lambda: gate_view(state, run_id))
+
+
+@router.get("/api/runs/{run_id}/report", response_class=HTMLResponse, responses=ERRORS, tags=["runs"])
+async def run_report(run_id: str, request: Request) -> HTMLResponse:
+    """The evaluation report (HTML) of a run's stored traces against the server's --cases."""
+    from hoprag.service.views import report_html
+
+    state = _state(request)
+    html = await _run(state, lambda: report_html(state, run_id))
+    # the report is one self-contained file with inline styles and no scripts
+    return HTMLResponse(html, headers={"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'"})
+
+
+@router.get("/api/feedback/summary", responses=ERRORS, tags=["feedback"])
+async def feedback_summary(request: Request, run_id: Optional[str] = Query(None, max_length=200),
+                           bucket: str = Query("hour", pattern="^(hour|day)$")) -> dict[str, Any]:
+    """Dashboard series: thumbs-down rate and citation CTR over time, issue tags by owning stage."""
+    state = _state(request)
+    return await _run(state, lambda: state.store.feedback_summary(run_id, bucket))
+
+
+@router.get("/api/traces/{trace_id}", responses=ERRORS, tags=["runs"])
+async def trace(trace_id: str, request: Request, authorization: Optional[str] = AUTH) -> dict[str, Any]:
+    """A stored (redacted) trace, if everything it holds is within the caller's clearance."""
+    state = _state(request)
+    caller = state.caller(authorization)
+    return (await _run(state, lambda: _visible_trace(state, trace_id, caller.clearance))).to_dict()
+
+
+@router.get("/api/documents/{doc_id:path}", response_model=DocumentOut, responses=ERRORS, tags=["documents"])
+async def document(doc_id: str, request: Request, authorization: Optional[str] = AUTH,
+                   span: Optional[str] = Query(None, max_length=40, description="start:end character offsets")) -> dict[str, Any]:
+    """A document with the cited span and its context (404 for one above the caller's clearance)."""
+    state = _state(request)
+    caller = state.caller(authorization)
+    return document_view(state.pool.view(caller.clearance), doc_id, span)
+
+
+def _asset(name: str) -> bytes:
+    return (files("hoprag.service") / "static" / name).read_bytes()
+
+
+@router.get("/", include_in_schema=False)
+async def page() -> Response:
+    return Response(_asset("index.html"), media_type="text/html; charset=utf-8")

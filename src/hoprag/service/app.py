@@ -1,0 +1,257 @@
+"""The ASGI app: configuration, callers, limits, JSON errors, the page's static assets.
+
+``create_app(ServiceConfig(index_dir=...))`` loads the index and the run store once and returns a
+FastAPI app; :mod:`hoprag.service.api` holds the routes. Every error leaves as JSON
+``{"error": ..., "fix": ...}`` with a 4xx status (an unexpected one as a one-line 500); no stack
+trace ever reaches a response. Bodies are capped, each request has a wall-clock limit, CORS is
+off (no CORS headers are sent) and the request log names method, path, status and caller only:
+never a query string, question or answer.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hoprag.errors import HopragError
+from hoprag.service.tokens import ANONYMOUS, Caller, TokenTable
+
+__all__ = ["ServiceConfig", "ServiceError", "ServiceState", "create_app"]
+
+log = logging.getLogger("hoprag.service")
+
+
+class ServiceConfig(BaseModel):
+    """What ``hoprag serve`` starts with."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    index_dir: Path
+    store: Optional[str] = Field(None, description="run store URL (default $HOPRAG_STORE or .hoprag/hoprag.db)")
+    tokens: Optional[Path] = Field(None, description="tokens.yaml; without it every caller is local and may write")
+    clearance: str = Field("public", description="clearance of callers without a token")
+    unlabelled: Optional[str] = Field(None, description="level of documents without an acl class")
+    llm: str = "offline"
+    llm_options: dict[str, Any] = Field(default_factory=dict)
+    run_id: Optional[str] = Field(None, description="run that feedback is recorded under")
+    thresholds: Optional[Path] = None
+    cases: Optional[Path] = Field(None, description="cases.jsonl: lets the run browser show evaluation reports")
+    request_timeout: float = Field(30.0, gt=0)
+    max_body_bytes: int = Field(64 * 1024, ge=1024)
+    workers: int = Field(16, ge=1, le=256, description="threads answering questions")
+
+
+class ServiceError(HopragError):
+    """An error with an HTTP status; ``error`` says what was wrong, ``fix`` what to do."""
+
+    def __init__(self, status: int, error: str, fix: str) -> None:
+        super().__init__(f"{error}. Fix: {fix}")
+        self.status = status
+        self.error = error
+        self.fix = fix
+
+
+def split_fix(message: str) -> tuple[str, str]:
+    """A hoprag message ``what. Fix: how`` as (what, how)."""
+    head, sep, tail = message.partition(". Fix: ")
+    return (head, tail) if sep else (message, "correct the request as the message says")
+
+
+@dataclass
+class ServiceState:
+    """Everything the routes share (one per app)."""
+
+    config: ServiceConfig
+    index: Any
+    policy: Any
+    pool: Any
+    store: Any
+    tokens: TokenTable | None
+    executor: ThreadPoolExecutor
+    thresholds: Any
+    cases: Any
+
+    def caller(self, authorization: str | None) -> Caller:
+        """The caller a request's ``Authorization`` header names (401 for a bad or unknown token)."""
+        if self.tokens is None:
+            return Caller(name="local", clearance=self.config.clearance, can_write=True)
+        if not authorization:
+            return ANONYMOUS
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise ServiceError(401, "the Authorization header is not 'Bearer <token>'",
+                               "send Authorization: Bearer <token> with a token from the server's tokens file")
+        found = self.tokens.lookup(token.strip())
+        if found is None:
+            raise ServiceError(401, "unknown token", "send a token listed in the server's tokens file")
+        return found
+
+    def writer(self, caller: Caller) -> Caller:
+        if not caller.can_write:
+            if not caller.authenticated:
+                raise ServiceError(401, "this request writes to the run store and needs a bearer token",
+                                   "send Authorization: Bearer <token> (or ask with store=false)")
+            raise ServiceError(403, f"caller '{caller.name}' may not write",
+                               "use a token whose entry has can_write: true")
+        return caller
+
+
+def _load_state(config: ServiceConfig) -> ServiceState:
+    from hoprag.acl import ClearancePolicy
+    from hoprag.index.store import load_index
+    from hoprag.service.engines import EnginePool
+    from hoprag.service.records import ServiceStore
+    from hoprag.service.tokens import load_tokens
+    from hoprag.store import RunStore
+
+    policy = ClearancePolicy(unlabelled=config.unlabelled)
+    config = config.model_copy(update={"clearance": policy.parse(config.clearance)})
+    index = load_index(config.index_dir)
+    tokens = load_tokens(config.tokens, policy) if config.tokens is not None else None
+    artifact = index.manifest.artifact_id
+    run_id = config.run_id or _stamped_run(Path(config.index_dir)) or f"serve-{artifact[:12]}"
+    store = ServiceStore(RunStore(config.store), trace_run=f"serve-{artifact[:12]}", feedback_run=run_id,
+                         artifact_id=artifact)
+    timeout = float(config.llm_options.get("timeout") or min(config.request_timeout, 20.0))
+    pool = EnginePool(index, policy, llm=config.llm, llm_options=config.llm_options, stream_timeout=timeout)
+    thresholds = None
+    path = config.thresholds or (Path("thresholds.yaml") if Path("thresholds.yaml").is_file() else None)
+    if path is not None:
+        from hoprag.gates.thresholds import load_thresholds
+
+        thresholds = load_thresholds(path)
+    cases = None
+    if config.cases is not None:
+        from hoprag.datasets.schema import load_cases
+
+        cases = load_cases(config.cases)
+    return ServiceState(config=config, index=index, policy=policy, pool=pool, store=store, tokens=tokens,
+                        executor=ThreadPoolExecutor(config.workers, thread_name_prefix="hoprag-serve"),
+                        thresholds=thresholds, cases=cases)
+
+
+def _stamped_run(index_dir: Path) -> str | None:
+    """The run that built the index (``index/run.json``): feedback on its answers belongs to it."""
+    import json
+
+    try:
+        return str(json.loads((index_dir / "run.json").read_text(encoding="utf-8"))["run_id"]) or None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+class _BodyLimit:
+    """Pure ASGI: refuse bodies over ``limit`` bytes (declared or streamed) with 413."""
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or ()).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            await _send_json(send, 413, {"error": f"request body over {self.limit} bytes",
+                                         "fix": "send a smaller body"})
+            return
+        seen = 0
+
+        async def limited() -> dict:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:
+                raise ServiceError(413, f"request body over {self.limit} bytes", "send a smaller body")
+            return message
+
+        await self.app(scope, limited, send)
+
+
+async def _send_json(send: Any, status: int, body: dict) -> None:
+    import json
+
+    payload = json.dumps(body).encode("utf-8")
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+    await send({"type": "http.response.body", "body": payload})
+
+
+_SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+                               "connect-src 'self'; frame-ancestors 'none'",
+}
+
+
+def create_app(config: ServiceConfig, state: ServiceState | None = None) -> Any:
+    """The FastAPI app serving the API, the OpenAPI spec at ``/openapi.json`` and the page."""
+    from fastapi import FastAPI, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+    from fastapi.staticfiles import StaticFiles
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
+    from hoprag.service.api import router
+
+    state = state or _load_state(config)
+    app = FastAPI(title="hoprag", version="1", docs_url=None, redoc_url=None, openapi_url="/openapi.json",
+                  description="Multi-hop answers with live hops, citations, feedback and the run store.")
+    app.state.hoprag = state
+
+    def error(status: int, what: str, fix: str) -> JSONResponse:
+        return JSONResponse({"error": what, "fix": fix}, status_code=status)
+
+    @app.exception_handler(ServiceError)
+    async def _service_error(_: Request, exc: ServiceError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        response = error(exc.status, exc.error, exc.fix)
+        if headers:
+            response.headers.update(headers)
+        return response
+
+    @app.exception_handler(HopragError)
+    async def _hoprag_error(_: Request, exc: HopragError) -> JSONResponse:
+        return error(400, *split_fix(str(exc)))
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = []
+        for item in exc.errors()[:5]:
+            where = ".".join(str(p) for p in item.get("loc", ()) if p not in ("body", "query", "path"))
+            problems.append(f"{where or 'body'}: {item.get('msg', 'invalid')}")
+        return error(422, "invalid request: " + "; ".join(problems), "see /openapi.json for the fields and their limits")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        what = str(exc.detail) if exc.status_code != 404 else "no such page or endpoint"
+        return error(exc.status_code, what, "see /openapi.json for the endpoints")
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.error("%s %s failed: %s", request.method, request.url.path, type(exc).__name__)
+        return error(500, f"internal error ({type(exc).__name__})", "see the server log; the request was not completed")
+
+    @app.middleware("http")
+    async def _headers_and_log(request: Request, call_next: Any) -> Any:
+        start = time.perf_counter()
+        response = await call_next(request)
+        for name, value in _SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        log.info("%s %s %s %.1fms", request.method, request.url.path, response.status_code,
+                 (time.perf_counter() - start) * 1000.0)
+        return response
+
+    app.include_router(router)
+    app.mount("/static", StaticFiles(directory=str(files("hoprag.service") / "static")), name="static")
+    app.add_middleware(_BodyLimit, limit=state.config.max_body_bytes)
+    return app

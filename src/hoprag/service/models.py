@@ -1,0 +1,109 @@
+"""Request and response bodies of the service API (pydantic: validated, documented in /openapi.json)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hoprag.gates.checks.feedback import TAG_STAGES
+
+__all__ = ["AskRequest", "AskResponse", "ClickRequest", "ErrorBody", "FeedbackRequest", "IssueTag"]
+
+# the fixed taxonomy of the stage gates, one name per tag (a tag added there is valid here)
+IssueTag = Literal[tuple(TAG_STAGES)]  # type: ignore[valid-type]
+
+MAX_QUESTION = 2000
+
+
+class ErrorBody(BaseModel):
+    """Every error: what was wrong and how to fix it (never a stack trace)."""
+
+    error: str
+    fix: str
+
+
+class AskRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(..., min_length=1, max_length=MAX_QUESTION, description="the question")
+    k: Optional[int] = Field(None, ge=1, le=50, description="hits per retrieval call (engine default when absent)")
+    engine: Literal["multihop", "single"] = Field("multihop", description="multi-hop engine or single-shot baseline")
+    mode: Literal["bm25", "dense", "hybrid"] = Field("bm25", description="retrieval mode (dense/hybrid need a dense index)")
+    llm: Literal["default", "offline"] = Field(
+        "default", description="default: the model the server was started with (--llm); offline: no model")
+    store: bool = Field(True, description="store the (redacted) trace so feedback can follow; needs a write token")
+
+
+class CitationOut(BaseModel):
+    chunk_id: str
+    doc_id: str
+    hop: int
+    title: str = ""
+    start: Optional[int] = None
+    end: Optional[int] = None
+    marker: int = Field(..., description="1-based number shown inline in the answer")
+
+
+class ClaimOut(BaseModel):
+    text: str
+    citations: list[CitationOut]
+
+
+class AskResponse(BaseModel):
+    trace_id: str
+    stored: bool
+    question: str
+    answer: str
+    abstained: bool
+    partial: bool
+    confidence: float
+    stop_reason: str
+    claims: list[ClaimOut]
+    citations: list[CitationOut]
+    steps: list[dict[str, Any]] = Field(..., description="the evidence trail: one entry per retrieval call")
+    evidence: list[dict[str, Any]] = Field(..., description="the ranked evidence handed to synthesis")
+    warnings: list[str]
+    latency_ms: float
+    engine: str
+    clearance: str
+
+
+class FeedbackRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    trace_id: str = Field(..., min_length=1, max_length=64)
+    thumbs: Optional[Literal["up", "down"]] = None
+    tags: list[IssueTag] = Field(default_factory=list, max_length=len(TAG_STAGES),
+                                 description="issue tags; each is owned by a stage: " +
+                                 ", ".join(f"{t} → {s}" for t, s in TAG_STAGES.items()))
+    comment: Optional[str] = Field(None, max_length=2000)
+
+
+class FeedbackResponse(BaseModel):
+    trace_id: str
+    stored: int
+    run_id: str
+    stages: list[str]
+
+
+class ClickRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    trace_id: str = Field(..., min_length=1, max_length=64)
+    citation: str = Field(..., min_length=1, max_length=400, description="the chunk id (or doc id) opened")
+
+
+class ClickResponse(BaseModel):
+    trace_id: str
+    recorded: bool
+
+
+class DocumentOut(BaseModel):
+    id: str
+    title: str
+    acl: str
+    doc_type: str
+    version: str
+    text: str
+    span: Optional[list[int]] = Field(None, description="[start, end] of the highlighted span")
+    before: str = Field("", description="context before the span")
+    highlight: str = Field("", description="the cited span")
+    after: str = Field("", description="context after the span")

@@ -1,0 +1,181 @@
+"""What the service keeps in the run store: redacted traces, feedback events and their metrics.
+
+Every trace is redacted (PII in question, evidence and answer replaced by typed placeholders, ids and
+offsets kept) before it is written. Feedback (thumbs, issue tags, shown citations, clicks) is stored
+under the feedback run and, after every write, the ``feedback`` stage's metrics of that run are
+recorded again, so ``hoprag gate --run RUN`` gates on what users said (the latest values win).
+Writes go through one lock: SQLite takes one writer at a time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import uuid
+from collections import Counter
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from hoprag.records import Trace
+from hoprag.store import RunStore
+from hoprag.store.records import FeedbackEvent
+
+__all__ = ["ServiceStore", "new_trace_id", "redact_text", "redact_trace"]
+
+
+def new_trace_id() -> str:
+    return "t-" + uuid.uuid4().hex[:20]
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every PII finding replaced by a typed placeholder (``<EMAIL_1>``)."""
+    from hoprag.pii import scan_text
+
+    findings = scan_text(text)
+    if not findings:
+        return text
+    numbers: dict[tuple[str, str], int] = {}
+    counts: Counter[str] = Counter()
+    out, last = [], 0
+    for f in findings:
+        value = text[f.start:f.end]
+        kind = f.kind.upper()
+        if (kind, value) not in numbers:
+            counts[kind] += 1
+            numbers[(kind, value)] = counts[kind]
+        out.append(text[last:f.start] + f"<{kind}_{numbers[(kind, value)]}>")
+        last = f.end
+    return "".join(out) + text[last:]
+
+
+def redact_trace(trace: Trace) -> Trace:
+    """The project's redaction when present, else placeholders over question, evidence, answer and queries."""
+    try:
+        from hoprag.redact import redact_trace as project_redact
+    except ImportError:
+        project_redact = None
+    if project_redact is not None:
+        return project_redact(trace)
+    steps = tuple(replace(s, sub_query=redact_text(s.sub_query), issued_query=redact_text(s.issued_query))
+                  for s in trace.steps)
+    evidence = tuple(replace(e, text=redact_text(e.text), sub_query=redact_text(e.sub_query)) for e in trace.evidence)
+    claims = tuple(replace(c, text=redact_text(c.text)) for c in trace.answer.claims)
+    answer = replace(trace.answer, text=redact_text(trace.answer.text), claims=claims)
+    return replace(trace, question=redact_text(trace.question), steps=steps, evidence=evidence, answer=answer)
+
+
+def _event_id(*parts: str) -> str:
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:32]
+
+
+class ServiceStore:
+    """The run store as the service uses it: ``trace_run`` holds answers, ``feedback_run`` feedback."""
+
+    def __init__(self, store: RunStore, *, trace_run: str, feedback_run: str, artifact_id: str | None = None,
+                 window: str = "1d") -> None:
+        import hoprag.gates.checks.feedback  # noqa: F401 - registers the feedback stage's hook
+
+        self.store = store
+        self.trace_run = trace_run
+        self.feedback_run = feedback_run
+        self.window = window
+        self._lock = threading.Lock()
+        store.create_run(trace_run, kind="serve", exist_ok=True, artifact_id=artifact_id)
+        if feedback_run != trace_run:
+            store.create_run(feedback_run, kind="feedback", exist_ok=True)
+
+    # --- traces --------------------------------------------------------------------------------
+
+    def add_trace(self, trace: Trace, citations_shown: int) -> None:
+        """Store the redacted trace and a ``view`` event (the answer was shown with its citations)."""
+        safe = redact_trace(trace)
+        view = FeedbackEvent(event_id=_event_id("view", trace.case_id), run_id=self.feedback_run, kind="view",
+                             ts=datetime.now(timezone.utc), case_id=trace.case_id, count=citations_shown)
+        with self._lock:  # metrics are recomputed on the next feedback or click, not per answer
+            self.store.add_traces(self.trace_run, [safe])
+            self.store.add_feedback([view])
+
+    def trace(self, trace_id: str) -> Trace | None:
+        import sqlalchemy as sa
+
+        from hoprag.store import schema
+
+        query = sa.select(schema.traces.c.data).where(schema.traces.c.case_id == trace_id).order_by(
+            schema.traces.c.id.desc()).limit(1)
+        with self.store.engine.connect() as conn:
+            row = conn.execute(query).first()
+        return None if row is None else Trace.from_dict(row[0])
+
+    # --- feedback ------------------------------------------------------------------------------
+
+    def add_feedback(self, trace_id: str, caller: str, *, thumbs: str | None, tags: list[str],
+                     comment: str | None) -> int:
+        """Store one answer's thumbs, tags and comment (redacted); returns the events stored."""
+        from hoprag.gates.checks.feedback import TAG_STAGES
+
+        now = datetime.now(timezone.utc)
+        stamp = now.isoformat()
+        meta: dict[str, Any] = {"user": caller}
+        if comment:
+            meta["comment"] = redact_text(comment)[:2000]
+        events = []
+        if thumbs:
+            events.append(FeedbackEvent(event_id=_event_id("thumbs", trace_id, caller, stamp), run_id=self.feedback_run,
+                                        kind="thumbs", ts=now, case_id=trace_id, value=thumbs, meta=meta))
+        for tag in dict.fromkeys(tags):
+            events.append(FeedbackEvent(event_id=_event_id("tag", trace_id, caller, tag, stamp), run_id=self.feedback_run,
+                                        kind="tag", ts=now, case_id=trace_id, tag=tag, stage=TAG_STAGES[tag], meta=meta))
+        with self._lock:
+            added = self.store.add_feedback(events)
+            self._record_metrics()
+        return added
+
+    def add_click(self, trace_id: str, caller: str, citation: str) -> None:
+        now = datetime.now(timezone.utc)
+        event = FeedbackEvent(event_id=_event_id("click", trace_id, caller, citation, now.isoformat()),
+                              run_id=self.feedback_run, kind="click", ts=now, case_id=trace_id, chunk_id=citation,
+                              meta={"user": caller})
+        with self._lock:
+            self.store.add_feedback([event])
+            self._record_metrics()
+
+    def _record_metrics(self) -> None:
+        from hoprag.gates.hooks import StageRunner
+        from hoprag.gates.pipeline import StoreSink
+
+        sink = StoreSink(self.store)
+        StageRunner(self.feedback_run, sink, {"window": self.window}).observe("feedback", self.store.feedback(self.feedback_run))
+        sink.flush()
+
+    def feedback_summary(self, run_id: str | None = None, bucket: str = "hour") -> dict[str, Any]:
+        """Series for the dashboard: thumbs-down rate and citation CTR per time bucket, tags by stage."""
+        from hoprag.gates.checks.feedback import TAG_STAGES
+
+        events = self.store.feedback(run_id or self.feedback_run)
+        size = timedelta(hours=1) if bucket == "hour" else timedelta(days=1)
+        epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
+        buckets: dict[datetime, dict[str, int]] = {}
+        for e in events:
+            start = epoch + ((e.ts - epoch) // size) * size
+            b = buckets.setdefault(start, {"up": 0, "down": 0, "shown": 0, "clicks": 0})
+            if e.kind == "thumbs":
+                b[e.value or "up"] = b.get(e.value or "up", 0) + 1
+            elif e.kind == "view":
+                b["shown"] += e.count
+            elif e.kind == "click":
+                b["clicks"] += 1
+        series = []
+        for start in sorted(buckets):
+            b = buckets[start]
+            thumbs = b["up"] + b["down"]
+            series.append({"t": start.isoformat(), "thumbs": thumbs, "down": b["down"],
+                           "thumbs_down_rate": b["down"] / thumbs if thumbs else None,
+                           "citations_shown": b["shown"], "clicks": b["clicks"],
+                           "citation_ctr": b["clicks"] / b["shown"] if b["shown"] else None})
+        by_stage: Counter[str] = Counter(e.stage or "" for e in events if e.kind == "tag")
+        by_tag: Counter[str] = Counter(e.tag or "" for e in events if e.kind == "tag")
+        return {"run_id": run_id or self.feedback_run, "bucket": bucket, "series": series,
+                "tags_by_stage": {stage: by_stage.get(stage, 0) for stage in dict.fromkeys(TAG_STAGES.values())},
+                "tags": {tag: by_tag.get(tag, 0) for tag in TAG_STAGES},
+                "events": len(events)}

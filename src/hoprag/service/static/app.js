@@ -1,0 +1,305 @@
+// The hoprag page: ask with live hop progress and a streamed answer, open citations, give feedback,
+// browse runs and the feedback dashboard. Every text from the server is set with textContent.
+"use strict";
+const $ = id => document.getElementById(id);
+const TAGS = {
+  wrong_document: ["Wrong document retrieved", "retrieve"],
+  right_document_wrong_answer: ["Right document, wrong answer", "generate"],
+  missing_citation: ["Missing citation", "generate"],
+  stale_content: ["Stale content", "ingest"],
+  unnecessary_refusal: ["Unnecessary refusal", "generate"],
+};
+let me = null;          // GET /api/whoami
+let current = null;     // the final answer of the last question
+let thumbs = null;
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") node.className = v; else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v);
+  }
+  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return node;
+}
+
+function headers(json) {
+  const h = {};
+  const token = $("token").value.trim();
+  if (token) h["Authorization"] = "Bearer " + token;
+  if (json) h["Content-Type"] = "application/json";
+  return h;
+}
+
+function showError(body) {
+  const box = $("error");
+  if (!body) { box.classList.add("hidden"); return; }
+  box.textContent = body.error + (body.fix ? " — " + body.fix : "");
+  box.classList.remove("hidden");
+}
+
+async function api(path, options) {
+  const resp = await fetch(path, options || {headers: headers(false)});
+  let body = null;
+  try { body = await resp.json(); } catch (e) { body = {error: "HTTP " + resp.status, fix: ""}; }
+  if (!resp.ok) { showError(body); throw new Error(body.error); }
+  return body;
+}
+
+async function refreshWho() {
+  try {
+    me = await api("/api/whoami");
+    $("whoami").textContent = `${me.name} · ${me.clearance}` + (me.can_write ? "" : " · read-only");
+    $("token").classList.toggle("hidden", !me.tokens_required);
+  } catch (e) { /* shown */ }
+}
+
+// ---- ask ---------------------------------------------------------------------------------------
+
+function progress(text, cls) {
+  const list = $("progress");
+  for (const li of list.querySelectorAll("li.running")) li.classList.remove("running");
+  const li = el("li", {class: (cls || "") + " running"}, text);
+  list.append(li);
+  return li;
+}
+
+function onEvent(name, data) {
+  if (name === "planning") progress("Planning the hops…");
+  else if (name === "plan") {
+    const subs = data.sub_queries.map(s => s.query).join(" | ");
+    progress(`Plan (${data.planner || "planner"}): ${data.sub_queries.length} sub-quer${data.sub_queries.length === 1 ? "y" : "ies"} — ${subs}`, "ev-plan");
+  } else if (name === "hop") progress(`Hop ${data.hop} · searching: ${data.queries}`, "ev-hop");
+  else if (name === "hits") {
+    const top = data.hits.slice(0, 3).map(h => h.title || h.doc_id).join("; ");
+    progress(`  ${data.total} hit${data.total === 1 ? "" : "s"} for “${data.query.slice(0, 80)}”${top ? ": " + top : ""}`, "ev-hits");
+  } else if (name === "judge") progress(`Judge: ${data.sufficient ? "evidence suffices" : "not yet sufficient"} (${data.held} passages held)`, "ev-judge");
+  else if (name === "synthesising") {
+    progress("Synthesising the answer…", "ev-synth");
+    $("answer").classList.remove("hidden");
+  } else if (name === "token") {
+    $("answer").classList.remove("hidden");
+    $("answer-text").textContent += data.text;
+  } else if (name === "answer") {
+    for (const li of $("progress").querySelectorAll("li.running")) li.classList.remove("running");
+    renderAnswer(data);
+  } else if (name === "error") { showError(data); progress("Stopped: " + data.error, "ev-error"); }
+}
+
+async function ask(question) {
+  showError(null);
+  current = null; thumbs = null;
+  $("progress").textContent = "";
+  $("answer-text").textContent = "";
+  $("claims").textContent = "";
+  $("answer-meta").textContent = "";
+  $("feedback-status").textContent = "";
+  $("answer").classList.add("hidden");
+  $("trail").classList.add("hidden");
+  $("doc").classList.add("hidden");
+  const store = me ? me.can_write : false;
+  const url = `/api/ask/stream?q=${encodeURIComponent(question)}&store=${store}`;
+  $("ask-button").disabled = true;
+  try {
+    const resp = await fetch(url, {headers: headers(false)});
+    if (!resp.ok) { showError(await resp.json()); return; }
+    const reader = resp.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for (;;) {
+      const {value, done} = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, {stream: true});
+      let cut;
+      while ((cut = buffer.indexOf("\n\n")) >= 0) {
+        const raw = buffer.slice(0, cut);
+        buffer = buffer.slice(cut + 2);
+        let name = "message", data = "";
+        for (const line of raw.split("\n")) {
+          if (line.startsWith("event:")) name = line.slice(6).trim();
+          else if (line.startsWith("data:")) data += line.slice(5).trim();
+        }
+        if (data) onEvent(name, JSON.parse(data));
+      }
+    }
+  } catch (e) {
+    showError({error: "the connection to the server failed", fix: "check that hoprag serve is running"});
+  } finally {
+    $("ask-button").disabled = false;
+  }
+}
+
+function citeButton(c) {
+  return el("button", {type: "button", class: "cite", "data-chunk": c.chunk_id, title: `${c.title || c.doc_id} (hop ${c.hop})`,
+                       onclick: () => openCitation(c)}, String(c.marker));
+}
+
+function renderAnswer(a) {
+  current = a;
+  $("answer").classList.remove("hidden");
+  const meta = $("answer-meta");
+  meta.textContent = "";
+  if (a.abstained) meta.append(el("span", {class: "badge abstained"}, "abstained"));
+  if (a.partial) meta.append(el("span", {class: "badge partial"}, "partial chain"));
+  meta.append(el("span", {class: "badge"}, `confidence ${a.confidence.toFixed(2)}`),
+              el("span", {class: "badge"}, `stop: ${a.stop_reason}`),
+              el("span", {class: "badge"}, `${a.latency_ms.toFixed(0)} ms`));
+  const text = $("answer-text");
+  text.textContent = a.abstained ? "No answer: the documents you may see do not support one." : a.answer;
+  for (const c of a.citations) text.append(citeButton(c));
+  const claims = $("claims");
+  claims.textContent = "";
+  for (const claim of a.claims) claims.append(el("li", {}, claim.text, ...claim.citations.map(citeButton)));
+  $("feedback").classList.toggle("hidden", !a.stored);
+  renderTrail(a);
+}
+
+function renderTrail(a) {
+  const body = $("trail-body");
+  body.textContent = "";
+  const kept = new Set(a.evidence.map(e => e.chunk_id));
+  const hops = new Map();
+  for (const s of a.steps) { if (!hops.has(s.hop)) hops.set(s.hop, []); hops.get(s.hop).push(s); }
+  for (const [hop, steps] of hops) {
+    const box = el("div", {class: "hop"}, el("h3", {}, `Hop ${hop}`));
+    for (const s of steps) {
+      const bridge = s.bridge && s.bridge.value ? ` · bridge “${s.bridge.value}”${s.bridge.kind ? " (" + s.bridge.kind + ")" : ""}` : "";
+      const list = el("ol");
+      for (const h of s.hits.slice(0, 6)) {
+        const cls = s.duplicates.includes(h.chunk_id) ? "dup" : (s.selected.includes(h.chunk_id) && kept.has(h.chunk_id) ? "kept" : "");
+        list.append(el("li", {class: cls}, `${h.title || h.doc_id}  (${h.score})`));
+      }
+      box.append(el("div", {class: "step"}, `${s.step_id}: `, el("span", {class: "q"}, s.issued_query || s.sub_query),
+                    bridge, list));
+    }
+    body.append(box);
+  }
+  $("trail").classList.toggle("hidden", !a.steps.length);
+}
+
+async function openCitation(c) {
+  for (const b of document.querySelectorAll(".cite.active")) b.classList.remove("active");
+  for (const b of document.querySelectorAll(`.cite[data-chunk="${CSS.escape(c.chunk_id)}"]`)) b.classList.add("active");
+  const span = c.start !== null && c.end !== null ? `?span=${c.start}:${c.end}` : "";
+  const doc = await api(`/api/documents/${encodeURIComponent(c.doc_id)}${span}`);
+  $("doc-title").textContent = doc.title || doc.id;
+  $("doc-meta").textContent = [doc.id, doc.doc_type, doc.acl, doc.version].filter(Boolean).join(" · ");
+  const text = $("doc-text");
+  text.textContent = "";
+  if (doc.span) {
+    const [a, b] = doc.span;
+    text.append(doc.text.slice(0, a), el("mark", {id: "cited-span"}, doc.text.slice(a, b)), doc.text.slice(b));
+  } else text.append(doc.text);
+  $("doc").classList.remove("hidden");
+  const mark = $("cited-span");
+  if (mark) mark.scrollIntoView({block: "center"});
+  if (current && current.stored) {
+    fetch("/api/click", {method: "POST", headers: headers(true),
+                         body: JSON.stringify({trace_id: current.trace_id, citation: c.chunk_id})}).catch(() => {});
+  }
+}
+
+async function sendFeedback() {
+  if (!current) return;
+  const tags = [...document.querySelectorAll("#tags input:checked")].map(i => i.value);
+  const comment = $("comment").value.trim();
+  const body = {trace_id: current.trace_id, tags};
+  if (thumbs) body.thumbs = thumbs;
+  if (comment) body.comment = comment;
+  try {
+    const r = await api("/api/feedback", {method: "POST", headers: headers(true), body: JSON.stringify(body)});
+    $("feedback-status").textContent = `Thanks — recorded under run ${r.run_id}` + (r.stages.length ? ` (routed to: ${r.stages.join(", ")})` : "");
+  } catch (e) { /* shown */ }
+}
+
+function setupFeedback() {
+  const box = $("tags");
+  for (const [tag, [label, stage]] of Object.entries(TAGS)) {
+    box.append(el("label", {}, el("input", {type: "checkbox", value: tag, name: "tag"}), ` ${label} `,
+                  el("span", {class: "stage"}, `→ ${stage}`)));
+  }
+  for (const [id, value] of [["thumbs-up", "up"], ["thumbs-down", "down"]]) {
+    $(id).addEventListener("click", () => {
+      thumbs = value;
+      $("thumbs-up").classList.toggle("chosen", value === "up");
+      $("thumbs-down").classList.toggle("chosen", value === "down");
+    });
+  }
+  $("send-feedback").addEventListener("click", sendFeedback);
+}
+
+// ---- runs and dashboard ------------------------------------------------------------------------
+
+async function showRuns(runId) {
+  const rows = await api("/api/runs");
+  const tbody = $("runs-table").querySelector("tbody");
+  tbody.textContent = "";
+  for (const r of rows) {
+    tbody.append(el("tr", {class: "link", onclick: () => { location.hash = "#/runs/" + encodeURIComponent(r.run_id); }},
+                    el("td", {}, r.run_id), el("td", {}, r.kind), el("td", {}, r.created_at.slice(0, 19).replace("T", " ")),
+                    el("td", {}, r.artifact_id || "–")));
+  }
+  $("run-detail").classList.toggle("hidden", !runId);
+  if (!runId) return;
+  const d = await api("/api/runs/" + encodeURIComponent(runId));
+  $("run-title").textContent = `Run ${d.run.run_id} (${d.run.kind})`;
+  const gate = $("run-gate");
+  gate.textContent = "";
+  if (d.gate) {
+    gate.append(el("span", {class: "badge " + (d.gate.blocked ? "block" : "pass")}, d.gate.blocked ? "BLOCKED" : "passed"),
+                `${d.gate.blocking_failures} blocking failure(s), ${d.gate.warnings} warning(s)`);
+  } else gate.append(el("span", {class: "muted"}, "no thresholds loaded: metrics only"));
+  if (d.has_report) gate.append(" · ", el("a", {href: `/api/runs/${encodeURIComponent(runId)}/report`, target: "_blank"}, "evaluation report"));
+  const stages = $("run-stages");
+  stages.textContent = "";
+  for (const [stage, metrics] of Object.entries(d.stages)) {
+    const table = el("table", {class: "table"}, el("tr", {}, el("th", {}, "metric"), el("th", {}, "value"),
+                     el("th", {}, "status"), el("th", {}, "threshold"), el("th", {}, "reason")));
+    for (const m of metrics) {
+      table.append(el("tr", {}, el("td", {}, m.metric), el("td", {}, m.value === null || m.value === undefined ? "–" : (+m.value).toPrecision(4)),
+                      el("td", {}, el("span", {class: "badge " + m.status}, m.status)), el("td", {}, m.threshold || ""), el("td", {}, m.reason || "")));
+    }
+    stages.append(el("div", {class: "stage-block"}, el("h3", {}, stage), table));
+  }
+}
+
+async function showDashboard() {
+  const run = me ? me.feedback_run : "";
+  const s = await api("/api/feedback/summary" + (run ? "?run_id=" + encodeURIComponent(run) : ""));
+  $("dash-run").textContent = `run ${s.run_id} · ${s.events} events`;
+  const {lineChart, barChart} = window.hopragCharts;
+  $("chart-down").replaceChildren(lineChart(s.series.map(p => ({t: p.t, v: p.thumbs_down_rate, n: p.thumbs})),
+                                            {label: "thumbs-down rate", color: "#c0222b"}));
+  $("chart-tags").replaceChildren(barChart(Object.entries(s.tags_by_stage).map(([label, value]) => ({label, value})),
+                                           {label: "tags by stage"}));
+  $("chart-ctr").replaceChildren(lineChart(s.series.map(p => ({t: p.t, v: p.citation_ctr, n: p.citations_shown})),
+                                           {label: "citation CTR", color: "#1a7f37"}));
+  $("dash-empty").classList.toggle("hidden", s.events > 0);
+}
+
+function route() {
+  showError(null);
+  const hash = location.hash || "#/";
+  const [, view, arg] = hash.split("/");
+  const name = view === "runs" ? "runs" : view === "feedback" ? "feedback" : "ask";
+  for (const v of ["ask", "runs", "feedback"]) {
+    $("view-" + v).classList.toggle("hidden", v !== name);
+    $("nav-" + v).classList.toggle("active", v === name);
+  }
+  if (name === "runs") showRuns(arg ? decodeURIComponent(arg) : null).catch(() => {});
+  if (name === "feedback") showDashboard().catch(() => {});
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("token").value = localStorage.getItem("hoprag-token") || "";
+  $("token").addEventListener("change", () => { localStorage.setItem("hoprag-token", $("token").value.trim()); refreshWho(); });
+  $("ask-form").addEventListener("submit", ev => {
+    ev.preventDefault();
+    const q = $("question").value.trim();
+    if (q) ask(q);
+  });
+  $("doc-close").addEventListener("click", () => $("doc").classList.add("hidden"));
+  setupFeedback();
+  window.addEventListener("hashchange", route);
+  refreshWho().then(route);
+});
