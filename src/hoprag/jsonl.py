@@ -8,36 +8,63 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hoprag.errors import InputError
+from hoprag.files import open_text
 
 T = TypeVar("T")
 
 
-def read_jsonl_dicts(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, object)`` for each non-blank line; a bad line raises naming file and line."""
+def read_jsonl_dicts(
+    path: str | Path, what: str = "JSONL file", *, allow_empty: bool = True
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each non-blank line; a bad line raises naming file and line.
+
+    ``what`` names the file in errors ("cases file"); ``allow_empty=False`` refuses a file without a
+    single record. Unreadable files fail as :func:`hoprag.files.open_text` describes.
+    """
     path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", source=str(path), fix="check the path")
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    f"malformed JSON ({exc.msg} at column {exc.colno})",
-                    source=str(path),
-                    line=number,
-                    fix="make every line one complete JSON object",
-                ) from None
-            if not isinstance(obj, dict):
-                raise InputError(
-                    f"expected a JSON object, got {type(obj).__name__}",
-                    source=str(path),
-                    line=number,
-                    fix="make every line one JSON object",
-                )
+    found = False
+    with open_text(path, what, allow_empty=allow_empty) as lines:
+        for number, obj in iter_jsonl_dicts(lines, source=str(path)):
+            found = True
             yield number, obj
+    if not found and not allow_empty:
+        raise InputError(f"{what} holds no records (only blank lines)", source=str(path),
+                         fix=f"pass a {what} with one JSON object per line")
+
+
+def iter_jsonl_dicts(lines: Iterable[str], *, source: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line_number, object)`` for each non-blank line of text already read (``source`` names it)."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        obj = parse_json(line, source=source, line=number, fix="make every line one complete JSON object")
+        if not isinstance(obj, dict):
+            raise InputError(
+                f"expected a JSON object, got {type(obj).__name__}",
+                source=source,
+                line=number,
+                fix="make every line one JSON object",
+            )
+        yield number, obj
+
+
+def parse_json(text: str, *, source: str, line: int | None = None, fix: str, what: str | None = None) -> Any:
+    """``json.loads`` whose every failure is an :class:`InputError` naming ``source`` (and ``line``).
+
+    Beyond syntax errors this covers integers longer than Python converts (``ValueError``) and
+    nesting deeper than the parser's recursion limit. ``what`` names the content in the message.
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"column {exc.colno}" if line is not None else f"line {exc.lineno}, column {exc.colno}"
+        head = f"{what} is not valid JSON" if what else "malformed JSON"
+        raise InputError(f"{head} ({exc.msg} at {where})", source=source,
+                         line=line if line is not None else exc.lineno, fix=fix) from None
+    except ValueError as exc:  # an integer of more digits than int() accepts
+        raise InputError(f"unreadable JSON value ({exc})", source=source, line=line, fix=fix) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply to read", source=source, line=line, fix=fix) from None
 
 
 def read_records(path: str | Path, record_type: type[T]) -> list[T]:

@@ -7,9 +7,12 @@ the ranking is by score, descending, ties broken by docid descending.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
 from pathlib import Path
 
 from hoprag.errors import InputError
+from hoprag.files import open_text
 
 __all__ = ["Qrels", "Run", "read_qrels", "read_run", "write_qrels", "write_run"]
 
@@ -17,20 +20,16 @@ Qrels = dict[str, dict[str, int]]
 Run = dict[str, dict[str, float]]
 
 
-def _lines(path: Path) -> list[str]:
-    try:
-        return path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise InputError("file not found", source=str(path), fix="check the path") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read file ({exc})", source=str(path), fix="pass a UTF-8 text file") from None
+def _lines(path: Path, what: str) -> Iterator[str]:
+    with open_text(path, what) as lines:
+        yield from lines
 
 
 def read_qrels(path: str | Path) -> Qrels:
     """``{qid: {docid: relevance}}``; a malformed line names file and line."""
     path = Path(path)
     qrels: Qrels = {}
-    for number, line in enumerate(_lines(path), start=1):
+    for number, line in enumerate(_lines(path, "qrels file"), start=1):
         parts = line.split()
         if not parts:
             continue
@@ -52,7 +51,7 @@ def read_run(path: str | Path) -> Run:
     """``{qid: {docid: score}}``; a malformed line names file and line."""
     path = Path(path)
     run: Run = {}
-    for number, line in enumerate(_lines(path), start=1):
+    for number, line in enumerate(_lines(path, "run file"), start=1):
         parts = line.split()
         if not parts:
             continue
@@ -64,6 +63,9 @@ def read_run(path: str | Path) -> Run:
         except ValueError:
             raise InputError(f"score {parts[4]!r} is not a number", source=str(path), line=number,
                              fix="put the retrieval score in column 5") from None
+        if math.isnan(score):  # NaN has no order: the ranking by score would be arbitrary
+            raise InputError("score is NaN", source=str(path), line=number,
+                             fix="give every result a numeric retrieval score in column 5")
         run.setdefault(parts[0], {})[parts[2]] = score
     if not run:
         raise InputError("no results in run file", source=str(path), fix="give at least one result line")

@@ -192,5 +192,6 @@ def test_unknown_suffix(tmp_path: Path) -> None:
 
 def test_non_utf8_file(tmp_path: Path) -> None:
     (tmp_path / "latin.txt").write_bytes("caf\xe9".encode("latin-1"))
-    with pytest.raises(InputError, match="not UTF-8.*Fix: save it as UTF-8"):
+    with pytest.raises(InputError, match=r"latin\.txt: corpus document is not UTF-8 text \(byte 0xE9 at byte "
+                                         r"offset 3.*Fix: it looks like latin-1"):
         load_documents(tmp_path)

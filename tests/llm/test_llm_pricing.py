@@ -50,5 +50,5 @@ def test_negative_price_and_bad_syntax(tmp_path: Path) -> None:
     broken.write_text('{"models": ')
     with pytest.raises(InputError, match=r"broken.json:1: price table is not valid JSON"):
         load_price_table(broken)
-    with pytest.raises(InputError, match="cannot read price table"):
+    with pytest.raises(InputError, match="price table not found"):
         load_price_table(tmp_path / "missing.yaml")

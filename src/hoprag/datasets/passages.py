@@ -10,14 +10,14 @@ the same ids, so they deduplicate against the paragraphs an importer builds.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import unicodedata
 from pathlib import Path
 from typing import Any
 
 from hoprag.errors import EmptyCorpusError, InputError
-from hoprag.jsonl import read_jsonl_dicts
+from hoprag.files import check_file, read_text
+from hoprag.jsonl import parse_json, read_jsonl_dicts
 from hoprag.records import Document
 
 _SLUG_MAX = 40
@@ -124,12 +124,11 @@ def load_passage_corpus(path: str | Path, *, source: str | None = None) -> list[
     """
     path = Path(path)
     label = source if source is not None else path.stem
-    if not path.is_file():
-        raise InputError("passage corpus file not found", source=str(path), fix="check the path")
+    check_file(path, "passage corpus file")
     if path.suffix == ".jsonl":
         docs = [
             _entry_document(obj, path, number, label, keep_id=True)
-            for number, obj in read_jsonl_dicts(path)
+            for number, obj in read_jsonl_dicts(path, "passage corpus file")
         ]
     else:
         docs = _json_corpus(path, label)
@@ -139,18 +138,11 @@ def load_passage_corpus(path: str | Path, *, source: str | None = None) -> list[
 
 
 def _json_corpus(path: Path, label: str) -> list[Document]:
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, "passage corpus file", allow_empty=True)
     if not text.strip():
         raise EmptyCorpusError("passage corpus file is empty", source=str(path), fix=_CORPUS_FIX)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"malformed JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
-            source=str(path),
-            line=exc.lineno,
-            fix="repair the JSON (or name the file .jsonl if it holds one object per line)",
-        ) from None
+    data = parse_json(text, source=str(path),
+                      fix="repair the JSON (or name the file .jsonl if it holds one object per line)")
     if isinstance(data, list):
         return [_entry_document(obj, path, i, label, keep_id=False) for i, obj in enumerate(data, start=1)]
     if isinstance(data, dict):

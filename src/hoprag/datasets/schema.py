@@ -186,11 +186,11 @@ def case_from_dict(data: dict[str, Any], *, source: str = "<input>", line: int |
         ) from None
 
 
-def load_cases(path: str | Path) -> list[Case]:
-    """Read a cases JSONL file; duplicate case ids are an error."""
+def load_cases(path: str | Path, *, allow_empty: bool = False) -> list[Case]:
+    """Read a cases JSONL file; duplicate case ids are an error, and so is a file without cases."""
     cases: list[Case] = []
     seen: dict[str, int] = {}
-    for number, obj in read_jsonl_dicts(path):
+    for number, obj in read_jsonl_dicts(path, "cases file", allow_empty=allow_empty):
         case = case_from_dict(obj, source=str(path), line=number)
         if case.case_id in seen:
             raise InputError(

@@ -27,6 +27,8 @@ from typing import Any
 
 from hoprag.datasets.schema import Case, load_cases, write_cases
 from hoprag.errors import ConfigError, InputError
+from hoprag.files import read_text
+from hoprag.jsonl import parse_json
 from hoprag.pipeline.text import fold
 
 SPLIT_KEYS = ("source_family", "entity", "template", "seed", "question_type")
@@ -146,9 +148,18 @@ def verify_sealed(split_dir: str | Path) -> dict[str, bool]:
     manifest_path = split_dir / "split.json"
     if not manifest_path.exists():
         raise InputError("split manifest not found", source=str(manifest_path), fix="run hoprag split first")
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    fix = "write the split again with hoprag split"
+    manifest = parse_json(read_text(manifest_path, "split manifest"), source=str(manifest_path), fix=fix)
+    partitions = manifest.get("partitions") if isinstance(manifest, dict) else None
+    if not isinstance(partitions, dict) or not all(
+        isinstance(e, dict) and isinstance(e.get("file"), str) and isinstance(e.get("sha256", ""), str)
+        for e in partitions.values()
+    ):
+        raise InputError("split manifest has no valid 'partitions' map", source=str(manifest_path),
+                         field="partitions", fix=fix)
     out = {}
-    for name, entry in manifest["partitions"].items():
+    for name, entry in partitions.items():
         if entry.get("sealed"):
-            out[name] = content_hash(load_cases(split_dir / entry["file"])) == entry["sha256"]
+            cases = load_cases(split_dir / entry["file"], allow_empty=True)
+            out[name] = content_hash(cases) == entry.get("sha256")
     return out

@@ -67,7 +67,7 @@ def read_traces_lenient(path: str | Path) -> tuple[list[Trace], list[dict[str, A
     """Read a trace file, excluding (and reporting) lines that cannot be read as a Trace."""
     traces: list[Trace] = []
     excluded: list[dict[str, Any]] = []
-    for number, obj in read_jsonl_dicts(path):
+    for number, obj in read_jsonl_dicts(path, "traces file", allow_empty=False):
         case_id = obj.get("case_id")
         if case_id is None or not str(case_id).strip():
             excluded.append({"source": str(path), "line": number, "reason": "trace has no case_id"})

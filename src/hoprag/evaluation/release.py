@@ -36,6 +36,7 @@ from typing import Any
 from hoprag.datasets.schema import Case
 from hoprag.errors import ConfigError, InputError
 from hoprag.evaluation.chain_eval import ChainReport
+from hoprag.files import read_text
 from hoprag.records import Trace
 
 _SECTIONS = {"version", "k", "critical", "min", "max", "timeouts", "uncertain", "critical_attribution", "description"}
@@ -70,11 +71,14 @@ def load_policy(path: str | Path) -> Policy:
     path = Path(path)
     if not path.exists():
         raise InputError("policy file not found", source=str(path), fix="pass --policy with a YAML release policy")
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, "release policy")
     try:
         raw = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
         raise InputError(f"policy is not valid YAML: {exc}", source=str(path)) from None
+    except RecursionError:
+        raise InputError("policy YAML is nested too deeply to read", source=str(path),
+                         fix="see examples/release-policy.yaml") from None
     return parse_policy(raw, source=str(path), digest="sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16])
 
 

@@ -39,7 +39,7 @@ def read_traces(path: str | Path) -> list[Trace]:
     """
     source = str(path)
     traces: list[Trace] = []
-    for number, obj in read_jsonl_dicts(path):
+    for number, obj in read_jsonl_dicts(path, "traces file", allow_empty=False):
         case_id = obj.get("case_id")
         if case_id is None or not str(case_id).strip():
             raise InputError(

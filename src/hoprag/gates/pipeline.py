@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hoprag.datasets.schema import Case
+from hoprag.files import read_text
 from hoprag.gates.baseline import PROFILE_ARTIFACT, REFERENCE_ARTIFACT, load_baseline
 from hoprag.gates.checks.chunks import ChunkOutput
 from hoprag.gates.checks.data import IngestOutput, field_profile
@@ -29,7 +30,7 @@ from hoprag.gates.checks.retrieval import RetrievalOutput, qrels_from_cases, run
 from hoprag.gates.embedding_source import BatchEmbedder, make_embedder
 from hoprag.gates.hooks import StageRunner
 from hoprag.gates.metrics import Metric
-from hoprag.jsonl import read_jsonl_dicts
+from hoprag.jsonl import parse_json, read_jsonl_dicts
 from hoprag.records import Chunk, Document, Trace
 from hoprag.store import RunStore
 
@@ -74,10 +75,12 @@ def _raw_records(paths: Sequence[Path]) -> list[dict[str, Any]] | None:
     rows: list[dict[str, Any]] = []
     for path in paths:
         if path.suffix.lower() == ".jsonl":
-            rows.extend(obj for _, obj in read_jsonl_dicts(path))
+            rows.extend(obj for _, obj in read_jsonl_dicts(path, "corpus file"))
         elif path.suffix.lower() == ".json":
-            data = json.loads(path.read_text(encoding="utf-8"))
-            rows.extend(obj for obj in data if isinstance(obj, dict))
+            data = parse_json(read_text(path, "corpus file"), source=str(path),
+                              fix="make the file one JSON array of document objects")
+            if isinstance(data, list):  # any other shape is refused by the corpus loader
+                rows.extend(obj for obj in data if isinstance(obj, dict))
         else:
             return None  # a folder of files has no raw records: profile the documents
     return rows

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from hoprag.errors import ConfigError
+from hoprag.files import read_text
 from hoprag.gates.metrics import STAGES, canonical_stage
 
 __all__ = ["KNOWN_METRICS", "MODES", "Rule", "Thresholds", "is_known_metric", "load_thresholds", "parse_thresholds"]
@@ -149,15 +150,14 @@ def load_thresholds(path: str | Path) -> Thresholds:
     import yaml
 
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not path.exists():
         raise ConfigError(f"{path}: thresholds file not found. Fix: pass --thresholds thresholds.yaml "
-                          "(the documented one is at the repository root)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read thresholds file ({exc}). Fix: check its permissions and encoding") from None
+                          "(the documented one is at the repository root)")
+    text = read_text(path, "thresholds file")
     try:
         data = yaml.safe_load(text)
+    except RecursionError:
+        raise ConfigError(f"{path}: YAML nested too deeply to read. Fix: see the format in thresholds.yaml") from None
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else "syntax error"
         mark = getattr(exc, "problem_mark", None)

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hoprag import __version__
 from hoprag.errors import ConfigError, EmptyCorpusError, HopragError, IndexLoadError, InputError
+from hoprag.files import read_text
 from hoprag.index.base import Retriever
 from hoprag.index.bm25 import BM25Params, BM25Retriever
 from hoprag.index.dense import DenseRetriever, chunk_texts
@@ -35,6 +36,7 @@ from hoprag.index.embedders import Embedder, embed_in_batches, make_embedder
 from hoprag.index.hybrid import HybridRetriever
 from hoprag.index.tokenize import Tokenizer
 from hoprag.ingest.chunking import ChunkConfig, chunk_document
+from hoprag.jsonl import read_jsonl_dicts
 from hoprag.records import Chunk, Document
 
 __all__ = [
@@ -294,8 +296,10 @@ def load_index(directory: str | Path, *, mmap: bool = False) -> LoadedIndex:
     if not manifest_path.is_file():
         raise IndexLoadError(f"{path}: no {MANIFEST} (not an index, or an interrupted build). Fix: {fix}")
     try:
-        manifest = IndexManifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
-    except (ValidationError, ValueError, UnicodeDecodeError) as exc:
+        manifest = IndexManifest.model_validate_json(read_text(manifest_path, "index manifest"))
+    except InputError as exc:
+        raise IndexLoadError(f"{manifest_path}: unreadable manifest ({_reason(exc)}). Fix: {fix}") from None
+    except (ValidationError, ValueError) as exc:
         first = str(exc).splitlines()[0]
         raise IndexLoadError(f"{manifest_path}: unreadable manifest ({first}). Fix: {fix}") from None
     if manifest.format_version != FORMAT_VERSION:
@@ -305,6 +309,8 @@ def load_index(directory: str | Path, *, mmap: bool = False) -> LoadedIndex:
     try:
         documents = [Document.from_dict(d) for d in _read_jsonl(path / DOCUMENTS)]
         chunk_list = [Chunk.from_dict(c) for c in _read_jsonl(path / CHUNKS)]
+    except InputError as exc:
+        raise IndexLoadError(f"{path}: corrupted documents or chunks ({_reason(exc)}). Fix: {fix}") from None
     except (KeyError, TypeError, ValueError) as exc:
         raise IndexLoadError(f"{path}: corrupted documents or chunks ({exc!r}). Fix: {fix}") from None
     if len(documents) != manifest.document_count or len(chunk_list) != manifest.chunk_count:
@@ -344,15 +350,13 @@ def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
+def _reason(exc: InputError) -> str:
+    """An input error's message without its fix: an index file is rebuilt, not edited by hand."""
+    text = str(exc)
+    return text[: -len(f". Fix: {exc.fix}")] if exc.fix and text.endswith(f". Fix: {exc.fix}") else text
+
+
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise ValueError(f"{path.name} is missing")
-    rows = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path.name}:{number}: {exc.msg}") from None
-    return rows
+    return [obj for _, obj in read_jsonl_dicts(path, "index file")]

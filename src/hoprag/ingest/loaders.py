@@ -13,14 +13,14 @@ Three forms are accepted:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from hoprag.errors import EmptyCorpusError, InputError, UnknownFormatError
-from hoprag.jsonl import read_jsonl_dicts
+from hoprag.files import check_dir, read_text
+from hoprag.jsonl import parse_json, read_jsonl_dicts
 from hoprag.records import Document
 
 __all__ = ["TEXT_SUFFIXES", "load_corpora", "load_documents"]
@@ -42,9 +42,9 @@ def load_documents(path: str | Path) -> list[Document]:
             fix="pass a .jsonl or .json file of documents, or a folder of .md/.txt files",
         )
     if path.is_dir():
-        docs = list(_iter_folder(path))
+        docs = list(_iter_folder(check_dir(path, "corpus folder")))
     elif path.suffix.lower() == ".jsonl":
-        docs = [_document(obj, path, number) for number, obj in read_jsonl_dicts(path)]
+        docs = [_document(obj, path, number) for number, obj in read_jsonl_dicts(path, "corpus file")]
     elif path.suffix.lower() == ".json":
         docs = [_document(obj, path, number) for number, obj in _iter_json_array(path)]
     else:
@@ -104,17 +104,8 @@ def _check_unique(docs: list[Document], seen: dict[str, str], source: str) -> No
 
 
 def _iter_json_array(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"malformed JSON ({exc.msg} at column {exc.colno})",
-            source=str(path),
-            line=exc.lineno,
-            fix="make the file one JSON array of document objects",
-        ) from None
-    except UnicodeDecodeError:
-        raise InputError("file is not UTF-8 text", source=str(path), fix="save it as UTF-8") from None
+    data = parse_json(read_text(path, "corpus file"), source=str(path),
+                      fix="make the file one JSON array of document objects")
     if not isinstance(data, list):
         raise InputError(
             f"expected a JSON array of documents, got {type(data).__name__}",
@@ -196,10 +187,7 @@ def _iter_folder(root: Path) -> Iterator[Document]:
                 fix="rename one of the files (the id is the path without its suffix)",
             )
         seen[doc_id] = file
-        try:
-            text = file.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise InputError("file is not UTF-8 text", source=str(file), fix="save it as UTF-8") from None
+        text = read_text(file, "corpus document", allow_empty=True)
         title = file.stem
         if file.suffix.lower() == ".md":
             match = _HEADING.search(text)

@@ -13,13 +13,14 @@ A model is priced by its exact name, else by the longest table entry its name st
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hoprag.errors import InputError
+from hoprag.files import read_text
+from hoprag.jsonl import parse_json
 
 
 class ModelPrice(BaseModel):
@@ -59,11 +60,7 @@ class PriceTable(BaseModel):
 def load_price_table(path: str | Path) -> PriceTable:
     """Read a price table from a ``.json``, ``.yaml`` or ``.yml`` file."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read price table: {exc.strerror}", source=str(path),
-                         fix="pass the path of a YAML or JSON price table") from exc
+    text = read_text(path, "price table")
     data: Any
     if path.suffix.lower() in (".yaml", ".yml"):
         try:
@@ -77,11 +74,8 @@ def load_price_table(path: str | Path) -> PriceTable:
             raise InputError(f"price table is not valid YAML: {exc}", source=str(path),
                              fix="fix the file's YAML syntax") from exc
     else:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"price table is not valid JSON: {exc.msg}", source=str(path), line=exc.lineno,
-                             fix="fix the file's JSON syntax, or give a .yaml file") from exc
+        data = parse_json(text, source=str(path), what="price table",
+                          fix="fix the file's JSON syntax, or give a .yaml file")
     try:
         return PriceTable.model_validate(data or {})
     except ValidationError as exc:

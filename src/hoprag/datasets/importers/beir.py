@@ -8,12 +8,12 @@ skipped (the queries file usually holds every split, the qrels file one).
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from hoprag.datasets.importers.common import CaseDraft, ImportState, RecordRef
 from hoprag.errors import InputError
+from hoprag.files import open_text
 from hoprag.jsonl import read_jsonl_dicts
 from hoprag.records import Document
 
@@ -150,7 +150,7 @@ def _case(
 def _read_corpus(path: Path, state: ImportState) -> dict[str, Document]:
     """BEIR ``_id`` -> stored document (a duplicate of earlier text maps to the earlier document)."""
     docs: dict[str, Document] = {}
-    for line, obj in read_jsonl_dicts(path):
+    for line, obj in read_jsonl_dicts(path, "BEIR corpus file"):
         cid, text = obj.get("_id"), obj.get("text")
         if cid is None or not isinstance(text, str):
             missing = "_id" if cid is None else "text"
@@ -180,7 +180,7 @@ def _read_corpus(path: Path, state: ImportState) -> dict[str, Document]:
 
 def _read_queries(path: Path) -> dict[str, tuple[RecordRef, str]]:
     queries: dict[str, tuple[RecordRef, str]] = {}
-    for number, (line, obj) in enumerate(read_jsonl_dicts(path), start=1):
+    for number, (line, obj) in enumerate(read_jsonl_dicts(path, "BEIR queries file"), start=1):
         qid, text = obj.get("_id"), obj.get("text")
         if qid is None or not isinstance(text, str):
             missing = "_id" if qid is None else "text"
@@ -208,26 +208,33 @@ def _read_queries(path: Path) -> dict[str, tuple[RecordRef, str]]:
 def _read_qrels(path: Path) -> list[tuple[str, str, int]]:
     fix = "give qrels as tab-separated lines query-id<TAB>corpus-id<TAB>integer score (header optional)"
     rows: list[tuple[str, str, int]] = []
-    with path.open(encoding="utf-8", newline="") as handle:
-        for line, row in enumerate(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE), start=1):
-            if not row or not "".join(row).strip():
+    with open_text(path, "BEIR qrels file") as lines:
+        # Columns split on tabs alone, as csv with QUOTE_NONE did, without its field-size limit.
+        for line, raw in enumerate(lines, start=1):
+            row = raw.rstrip("\r\n").split("\t")
+            if not "".join(row).strip():
                 continue
             if len(row) != 3:
                 raise InputError(
                     f"expected 3 tab-separated columns, got {len(row)}", source=str(path), line=line, fix=fix
                 )
             qid, cid, score = (c.strip() for c in row)
-            if line == 1 and not _is_int(score):
+            grade = _int(score)
+            if line == 1 and grade is None:
                 continue  # the "query-id corpus-id score" header
-            if not _is_int(score):
+            if grade is None:
                 raise InputError(
-                    f"score {score!r} is not an integer", source=str(path), line=line, field="score", fix=fix
+                    f"score {score[:40]!r} is not an integer", source=str(path), line=line, field="score", fix=fix
                 )
-            rows.append((qid, cid, int(score)))
+            rows.append((qid, cid, grade))
     if not rows:
         raise InputError("qrels file has no judgements", source=str(path), fix=fix)
     return rows
 
 
-def _is_int(text: str) -> bool:
-    return text.lstrip("-").isdigit()
+def _int(text: str) -> int | None:
+    """``text`` as an integer grade, or None (``str.isdigit`` is true of "²", which ``int`` refuses)."""
+    digits = text[1:] if text.startswith("-") else text
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > 18:
+        return None
+    return int(text)

@@ -9,7 +9,6 @@ naming the file, record and field.
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -22,7 +21,8 @@ from pydantic import ValidationError
 from hoprag.datasets.passages import CorpusBuilder, paragraph_text
 from hoprag.datasets.schema import Case
 from hoprag.errors import InputError
-from hoprag.jsonl import read_jsonl_dicts
+from hoprag.files import read_text
+from hoprag.jsonl import iter_jsonl_dicts, parse_json
 from hoprag.records import Document
 
 STAT_KEYS = ("records", "cases", "skipped", "documents", "duplicates_removed", "extra_documents", "warnings")
@@ -57,27 +57,19 @@ class RecordRef:
 
 def read_json_records(path: Path, dataset: str) -> list[tuple[RecordRef, dict[str, Any]]]:
     """Records of a JSON array, a single JSON object or a JSONL file (detected from the content)."""
-    if not path.is_file():
-        raise InputError(f"{dataset} file not found", source=str(path), fix="check the path")
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, f"{dataset} file", allow_empty=True)
     fix_empty = f"give a {dataset} file with at least one record (a JSON array or one JSON object per line)"
     if not text.strip():
         raise InputError("file is empty", source=str(path), fix=fix_empty)
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        if exc.msg != "Extra data":
-            if text.lstrip().startswith("["):
-                raise InputError(
-                    f"malformed JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
-                    source=str(path),
-                    line=exc.lineno,
-                    fix="repair the JSON array",
-                ) from None
-        # Several top-level values: JSONL; read_jsonl_dicts names the bad line and column.
+        data = parse_json(text, source=str(path), fix="repair the JSON array")
+    except InputError:
+        if text.lstrip().startswith("["):
+            raise
+        # Not one JSON value: JSONL, parsed from the text already read; each bad line is named.
         records = [
             (RecordRef(path, i, line), obj)
-            for i, (line, obj) in enumerate(read_jsonl_dicts(path), start=1)
+            for i, (line, obj) in enumerate(iter_jsonl_dicts(text.split("\n"), source=str(path)), start=1)
         ]
     else:
         items = data if isinstance(data, list) else [data]

@@ -97,7 +97,8 @@ def parse_event(obj: dict[str, Any], *, source: str = "<api>", line: int | None 
 
 def read_feedback(path: str | Path, run_id: str | None = None) -> list[FeedbackEvent]:
     """Every event of a JSONL file; the first bad line raises naming file, line and field."""
-    return [parse_event(obj, source=str(path), line=n, run_id=run_id) for n, obj in read_jsonl_dicts(path)]
+    return [parse_event(obj, source=str(path), line=n, run_id=run_id)
+            for n, obj in read_jsonl_dicts(path, "feedback file", allow_empty=False)]
 
 
 def window_start(ts: datetime, window: str) -> datetime:
