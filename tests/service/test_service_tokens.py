@@ -31,7 +31,7 @@ def test_writes_without_a_token_are_401_and_reads_are_public(server) -> None:
     "Bearer " + TOKENS["public"][:-1],        # a prefix
     "Bearer " + TOKENS["public"] + "x",       # longer
     "Basic " + TOKENS["public"],              # wrong scheme
-    "Bearer ",
+    "Bearer",
     TOKENS["public"],
 ])
 def test_wrong_tokens_are_401(server, header) -> None:

@@ -94,8 +94,8 @@ class _ReportingJudge(_Reporting):
 
 
 class _ReportingCache(_Reporting):
-    def get_or_retrieve(self, retriever: Any, query: str, k: int, exclude: Sequence[str]) -> list[Hit]:
-        hits = self.inner.get_or_retrieve(retriever, query, k, exclude)
+    def get_or_retrieve(self, retriever: Any, query: str, k: int, exclude: Sequence[str], **options: Any) -> list[Hit]:
+        hits = self.inner.get_or_retrieve(retriever, query, k, exclude, **options)
         self.events.hits(query, hits)
         return hits
 
@@ -162,8 +162,11 @@ class EnginePool:
         from hoprag.pipeline.factory import make_engine
 
         view = self.view(clearance)
+        options: dict[str, Any] = {}
+        if "clearance" in inspect.signature(make_engine).parameters:
+            options["clearance"] = view.clearance  # the engine filters too, and records it in its config hash
         built = make_engine(engine, view, k=k, mode=mode, llm=self.llm if key[-1] else None,
-                            llm_options=self.llm_options if key[-1] else None)
+                            llm_options=self.llm_options if key[-1] else None, **options)
         if getattr(built, "name", "") == "multihop" and getattr(built, "_pool", "absent") is None:
             built.map(lambda item: item, [0, 1])  # start the thread pool once: request copies share it
         with self._lock:
