@@ -46,11 +46,14 @@ def import_cmd(
     files: list[Path] = typer.Argument(..., help="dataset files (a BEIR folder for beir)"),
     out_dir: Path = typer.Option(..., "--out", help="directory for cases.jsonl and corpus.jsonl"),
     corpus: list[Path] = typer.Option([], "--corpus", help="extra passage corpus ([{title,text}] or {title: [sentences]})"),
+    aliases: Optional[Path] = typer.Option(
+        None, "--aliases", help="2wiki: the dataset's id_aliases.json (answer_id aliases become gold answers)"
+    ),
 ) -> None:
     """Import a benchmark into evidence-chain cases and a deduplicated corpus."""
     from hoprag.datasets.importers import import_dataset, write_import
 
-    result = import_dataset(fmt, list(files), list(corpus))
+    result = import_dataset(fmt, list(files), list(corpus), aliases=aliases)
     write_import(result, out_dir)
     for warning in result.warnings[:20]:
         err.print(f"[yellow]warning:[/] {warning}")

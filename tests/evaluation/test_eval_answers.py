@@ -1,4 +1,4 @@
-"""EM / F1 with SQuAD normalisation and the HotpotQA yes/no/noanswer rule."""
+"""EM / F1 with SQuAD normalisation; the HotpotQA yes/no/noanswer rule where HotpotQA's rules apply."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from hoprag.datasets.schema import Case, load_cases
-from hoprag.evaluation.answers import answer_em, answer_f1, exact_match, f1, normalize
+from hoprag.evaluation.answers import HOTPOTQA, answer_em, answer_f1, exact_match, f1, normalize
 from hoprag.records import Answer, Trace
 
 pytestmark = pytest.mark.unit
@@ -47,10 +47,11 @@ def test_f1_token_overlap() -> None:
 
 
 def test_f1_yes_no_special_case() -> None:
-    assert f1("yes", "yes, both are in KR-West") == 0.0  # prediction is 'yes', gold differs
-    assert f1("yes indeed", "yes") == 0.0  # gold is 'yes'; plain F1 would be 2/3
-    assert f1("noanswer", "no answer") == 0.0
-    assert f1("Yes.", "yes") == 1.0
+    assert f1("yes", "yes, both are in KR-West", HOTPOTQA) == 0.0  # prediction is 'yes', gold differs
+    assert f1("yes indeed", "yes", HOTPOTQA) == 0.0  # gold is 'yes'; plain F1 would be 2/3
+    assert f1("yes indeed", "yes") == pytest.approx(2 / 3)  # the SQuAD default has no such rule
+    assert f1("noanswer", "no answer", HOTPOTQA) == 0.0
+    assert f1("Yes.", "yes", HOTPOTQA) == 1.0
 
 
 def test_f1_empty_after_normalisation() -> None:

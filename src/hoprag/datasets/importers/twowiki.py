@@ -5,10 +5,16 @@ object]`` whose subject and object both name supporting paragraphs is a hop: edg
 the subject's paragraph to the facts of the object's paragraph, ``bridge_field`` = relation,
 ``bridge_value`` = object. Triples ending in a value (a date, a country not among the paragraphs)
 add no edge. Records without ``evidences`` (as in some redistributed copies) get no edges.
+
+Answer aliases: the dataset's alias file (``id_aliases.json``: one ``{"Q_id", "aliases", "demonyms"}``
+object per line) maps a record's ``answer_id`` to more gold strings; as in the official evaluator,
+the case's gold strings become the answer plus that id's aliases and demonyms
+(:func:`read_alias_file`, ``hoprag import 2wiki ... --aliases id_aliases.json``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,22 +29,49 @@ from hoprag.datasets.importers.common import (
     token_coverage,
 )
 from hoprag.datasets.importers.hotpotqa import read_sentence_record
+from hoprag.errors import InputError
+from hoprag.jsonl import read_jsonl_dicts
 
 DATASET = "2wiki"
 
 
-def import_file(path: Path, state: ImportState) -> None:
+def read_alias_file(path: Path) -> dict[str, list[str]]:
+    """``{Q_id: aliases + demonyms}`` from a 2WikiMultihopQA alias file (JSONL, ``id_aliases.json``)."""
+    fix = 'give the dataset\'s id_aliases.json: one {"Q_id": ..., "aliases": [...], "demonyms": [...]} per line'
+    out: dict[str, list[str]] = {}
+    for line, obj in read_jsonl_dicts(path, "2wiki alias file", allow_empty=False):
+        qid = obj.get("Q_id")
+        if not isinstance(qid, str) or not qid:
+            raise InputError("alias record has no 'Q_id' string", source=str(path), line=line, field="Q_id", fix=fix)
+        names: list[str] = []
+        for key in ("aliases", "demonyms"):
+            values = obj.get(key) or []
+            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+                raise InputError(f"'{key}' is not a list of strings", source=str(path), line=line, field=key, fix=fix)
+            names.extend(values)
+        out[qid] = list(dict.fromkeys([*out.get(qid, []), *names]))
+    return out
+
+
+def import_file(path: Path, state: ImportState, aliases: Mapping[str, list[str]] | None = None) -> None:
     for ref, record in read_json_records(path, DATASET):
         state.records += 1
-        import_record(record, ref, state)
+        import_record(record, ref, state, aliases)
 
 
-def import_record(record: dict[str, Any], ref: RecordRef, state: ImportState) -> None:
+def import_record(
+    record: dict[str, Any], ref: RecordRef, state: ImportState, aliases: Mapping[str, list[str]] | None = None
+) -> None:
     evidences = optional(record, "evidences", list, ref, DATASET, None)
+    answer_id = optional(record, "answer_id", str, ref, DATASET, None)
     parsed = read_sentence_record(record, ref, state, DATASET, {})
     if parsed is None:
         return
     draft, by_title = parsed.draft, parsed.by_title
+    if answer_id is not None:
+        draft.metadata["answer_id"] = answer_id
+        if aliases is not None:
+            draft.aliases = [a for a in dict.fromkeys(aliases.get(answer_id, [])) if a not in draft.answers]
     if evidences is None:
         if len(by_title) > 1:
             draft.warn("record has no 'evidences'; no edges derived")
