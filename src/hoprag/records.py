@@ -281,6 +281,8 @@ class Trace:
     "top-k selected evidence" is its first k entries. ``warnings`` records degraded steps that did
     not stop the run, e.g. a model call that failed and fell back to the offline role; ``timings``
     splits the wall time by phase (``planning_ms``, ``retrieval_ms``, ``ranking_ms``, ``synthesis_ms``).
+    ``redacted`` says PII in the trace's text was replaced by placeholders (:mod:`hoprag.redact`);
+    ``redactions`` counts the distinct values replaced per kind (``{"email": 2}``).
     """
 
     run_id: str
@@ -298,6 +300,8 @@ class Trace:
     plan: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     timings: dict[str, float] = field(default_factory=dict)
+    redacted: bool = False
+    redactions: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -320,6 +324,8 @@ class Trace:
             plan=dict(data.get("plan") or {}),
             warnings=tuple(str(w) for w in data.get("warnings") or ()),
             timings={str(k): float(v) for k, v in (data.get("timings") or {}).items()},
+            redacted=bool(data.get("redacted", False)),
+            redactions={str(k): int(v) for k, v in (data.get("redactions") or {}).items()},
         )
 
 
