@@ -12,6 +12,7 @@ const TAGS = {
 let me = null;          // GET /api/whoami
 let current = null;     // the final answer of the last question
 let thumbs = null;
+const hopLines = new Map();  // hop number -> its progress line's counters
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag);
@@ -69,10 +70,20 @@ function onEvent(name, data) {
   else if (name === "plan") {
     const subs = data.sub_queries.map(s => s.query).join(" | ");
     progress(`Plan (${data.planner || "planner"}): ${data.sub_queries.length} sub-quer${data.sub_queries.length === 1 ? "y" : "ies"} — ${subs}`, "ev-plan");
-  } else if (name === "hop") progress(`Hop ${data.hop} · searching: ${data.queries}`, "ev-hop");
+  } else if (name === "hop") {
+    const li = progress(`Hop ${data.hop} · searching: ${data.queries.length > 140 ? data.queries.slice(0, 140) + "…" : data.queries}`, "ev-hop");
+    const detail = el("span", {class: "ev-hits"});
+    li.append(detail);
+    hopLines.set(data.hop, {queries: 0, hits: 0, top: [], detail});
+  }
   else if (name === "hits") {
-    const top = data.hits.slice(0, 3).map(h => h.title || h.doc_id).join("; ");
-    progress(`  ${data.total} hit${data.total === 1 ? "" : "s"} for “${data.query.slice(0, 80)}”${top ? ": " + top : ""}`, "ev-hits");
+    // hits fold into their hop's line: how many queries and hits so far, and the best titles
+    const line = hopLines.get(data.hop);
+    if (line) {
+      line.queries += 1; line.hits += data.total;
+      for (const h of data.hits.slice(0, 2)) if (line.top.length < 3 && !line.top.includes(h.title || h.doc_id)) line.top.push(h.title || h.doc_id);
+      line.detail.textContent = ` — ${line.queries} quer${line.queries === 1 ? "y" : "ies"}, ${line.hits} hits` + (line.top.length ? `; top: ${line.top.join("; ")}` : "");
+    }
   } else if (name === "judge") progress(`Judge: ${data.sufficient ? "evidence suffices" : "not yet sufficient"} (${data.held} passages held)`, "ev-judge");
   else if (name === "synthesising") {
     progress("Synthesising the answer…", "ev-synth");
@@ -90,6 +101,7 @@ async function ask(question) {
   showError(null);
   current = null; thumbs = null;
   $("progress").textContent = "";
+  hopLines.clear();
   $("answer-text").textContent = "";
   $("claims").textContent = "";
   $("answer-meta").textContent = "";
@@ -165,12 +177,16 @@ function renderTrail(a) {
     for (const s of steps) {
       const bridge = s.bridge && s.bridge.value ? ` · bridge “${s.bridge.value}”${s.bridge.kind ? " (" + s.bridge.kind + ")" : ""}` : "";
       const list = el("ol");
-      for (const h of s.hits.slice(0, 6)) {
+      const more = el("ol", {start: "4"});
+      s.hits.slice(0, 10).forEach((h, i) => {
         const cls = s.duplicates.includes(h.chunk_id) ? "dup" : (s.selected.includes(h.chunk_id) && kept.has(h.chunk_id) ? "kept" : "");
-        list.append(el("li", {class: cls}, `${h.title || h.doc_id}  (${h.score})`));
-      }
-      box.append(el("div", {class: "step"}, `${s.step_id}: `, el("span", {class: "q"}, s.issued_query || s.sub_query),
-                    bridge, list));
+        (i < 3 ? list : more).append(el("li", {class: cls}, `${h.title || h.doc_id}  (${h.score})`));
+      });
+
+      const step = el("div", {class: "step"}, `${s.step_id}: `, el("span", {class: "q"}, s.issued_query || s.sub_query),
+                      bridge, list);
+      if (more.childNodes.length) step.append(el("details", {}, el("summary", {}, `${more.childNodes.length} more hits`), more));
+      box.append(step);
     }
     body.append(box);
   }
@@ -190,9 +206,12 @@ async function openCitation(c) {
     const [a, b] = doc.span;
     text.append(doc.text.slice(0, a), el("mark", {id: "cited-span"}, doc.text.slice(a, b)), doc.text.slice(b));
   } else text.append(doc.text);
-  $("doc").classList.remove("hidden");
+  const panel = $("doc");
+  panel.classList.remove("hidden");
   const mark = $("cited-span");
-  if (mark) mark.scrollIntoView({block: "center"});
+  // scroll the panel (not the page) to the span; bring the panel into view if it is off screen
+  if (mark) panel.scrollTop = Math.max(0, mark.offsetTop - panel.offsetTop - panel.clientHeight / 3);
+  if (panel.getBoundingClientRect().top > window.innerHeight || panel.getBoundingClientRect().bottom < 0) panel.scrollIntoView({block: "start"});
   if (current && current.stored) {
     fetch("/api/click", {method: "POST", headers: headers(true),
                          body: JSON.stringify({trace_id: current.trace_id, citation: c.chunk_id})}).catch(() => {});
