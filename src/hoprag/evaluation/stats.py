@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from hoprag.errors import ConfigError
+
 
 @dataclass(frozen=True)
 class BootstrapCI:
@@ -97,4 +99,4 @@ def cluster_of(case: Any, by: str) -> str:
         return keys.source_family or case.dataset or "(none)"
     if by == "case":
         return case.case_id
-    raise ValueError(f"unknown cluster key {by!r}; valid: path, template, source_family, case")
+    raise ConfigError(f"unknown cluster key {by!r}; valid: path, template, source_family, case (--cluster)")

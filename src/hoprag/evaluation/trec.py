@@ -22,7 +22,7 @@ from pathlib import Path
 
 from hoprag import trec
 from hoprag.datasets.schema import Case
-from hoprag.errors import InputError
+from hoprag.errors import ConfigError, InputError
 from hoprag.evaluation.matching import MISSING_SOURCE_PREFIX
 from hoprag.records import Trace
 from hoprag.trec import Qrels, Run
@@ -64,7 +64,7 @@ def ranked_docs(trace: Trace, source: str = "evidence") -> list[str]:
         )
         docs = [d for *_, d in order]
     else:
-        raise ValueError(f"unknown run source {source!r}; valid: {', '.join(RUN_SOURCES)}")
+        raise ConfigError(f"unknown run source {source!r}; valid: {', '.join(RUN_SOURCES)} (--source)")
     return list(dict.fromkeys(docs))
 
 

@@ -1,0 +1,305 @@
+"""Every command, given what a new user gets wrong, answers with one clear message and never a traceback.
+
+The table below is the contract: each row is a command line and the exit codes it may end with
+(2 = usage error or a refused input, 1 = a check that failed, 0 = help). A test walks the CLI's
+command tree and fails when a command has no row, so a new command cannot skip this.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import typer.main
+
+from hoprag.cli import app, main
+
+pytestmark = pytest.mark.integration
+
+DATA = Path(__file__).parents[2] / "data"
+TEST_DATA = Path(__file__).parents[1] / "data"
+
+
+def run_cli(argv: list[str], capsys) -> tuple[int, str]:
+    try:
+        main(argv)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory) -> Path:
+    """A small real workspace: the enterprise corpus indexed, its cases, a traces file, bad files."""
+    root = tmp_path_factory.mktemp("bad-inputs")
+    shutil.copy(DATA / "enterprise" / "cases.jsonl", root / "cases.jsonl")
+    shutil.copy(DATA / "enterprise" / "corpus.jsonl", root / "corpus.jsonl")
+    (root / "latin1.jsonl").write_bytes('{"id": "d1", "text": "caf\xe9 cr\xe8me"}\n'.encode("latin-1"))
+    (root / "binary.bin").write_bytes(bytes(range(256)) * 4)
+    (root / "empty.jsonl").write_bytes(b"")
+    (root / "blank.jsonl").write_text("\n\n   \n", encoding="utf-8")
+    (root / "adir").mkdir()
+    (root / "not-json.jsonl").write_text("this is not json\n", encoding="utf-8")
+    (root / "a-file").write_text("x", encoding="utf-8")
+    (root / "thresholds-bad.yaml").write_text("metrics: [unclosed\n", encoding="utf-8")
+    (root / "policy-bad.yaml").write_text("- just\n- a list\n", encoding="utf-8")
+    (root / "qrels.txt").write_text("q1 0 d1 1\n", encoding="utf-8")
+    (root / "run.txt").write_text("q1 Q0 d1 1 1.0 t\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def built(work) -> Path:
+    """An index and a traces file made through the CLI itself."""
+    mp = pytest.MonkeyPatch()
+    mp.chdir(work)
+    mp.setenv("HOPRAG_STORE", str(work / "store.db"))
+    try:
+        for argv in (
+            ["index", "corpus.jsonl", "--out", "index", "--quiet"],
+            ["run", "index", "cases.jsonl", "--out", "traces.jsonl", "--quiet"],
+        ):
+            try:
+                main(argv)
+            except SystemExit as exc:
+                assert not exc.code, f"{argv} failed with {exc.code}"
+    finally:
+        mp.undo()
+    return work
+
+
+# (command line, allowed exit codes). Paths are relative to the workspace.
+BAD_INPUTS: list[tuple[list[str], set[int]]] = [
+    # the bare program, unknown commands and flags, --help
+    ([], {0, 2}),
+    (["no-such-command"], {2}),
+    (["--no-such-flag"], {2}),
+    (["ask", "--help"], {0}),
+    # import
+    (["import"], {2}),
+    (["import", "hotpotqa"], {2}),
+    (["import", "nosuchformat", "cases.jsonl", "--out", "imp"], {2}),
+    (["import", "hotpotqa", "missing.json", "--out", "imp"], {2}),
+    (["import", "hotpotqa", "adir", "--out", "imp"], {2}),
+    (["import", "hotpotqa", "binary.bin", "--out", "imp"], {2}),
+    (["import", "hotpotqa", "latin1.jsonl", "--out", "imp"], {2}),
+    (["import", "musique", "empty.jsonl", "--out", "imp"], {2}),
+    (["import", "2wiki", "not-json.jsonl", "--out", "imp"], {2}),
+    (["import", "beir", "a-file", "--out", "imp"], {2}),
+    # index
+    (["index"], {2}),
+    (["index", "corpus.jsonl"], {2}),
+    (["index", "missing.jsonl", "--out", "ix"], {2}),
+    (["index", "latin1.jsonl", "--out", "ix"], {2}),
+    (["index", "binary.bin", "--out", "ix"], {2}),
+    (["index", "empty.jsonl", "--out", "ix"], {2}),
+    (["index", "blank.jsonl", "--out", "ix"], {2}),
+    (["index", "corpus.jsonl", "--out", "ix", "--chunk-size", "0"], {2}),
+    (["index", "corpus.jsonl", "--out", "ix", "--chunk-size", "abc"], {2}),
+    (["index", "corpus.jsonl", "--out", "ix", "--chunk-size", "100", "--overlap", "500"], {2}),
+    (["index", "corpus.jsonl", "--out", "ix", "--overlap", "-1"], {2}),
+    (["index", "corpus.jsonl", "--out", "a-file"], {2}),
+    (["index", "corpus.jsonl", "--out", "ix", "--embedder", "nope"], {2}),
+    # search
+    (["search"], {2}),
+    (["search", "index"], {2}),
+    (["search", "index", ""], {2}),
+    (["search", "index", "   "], {2}),
+    (["search", "index", "retention", "-k", "0"], {2}),
+    (["search", "index", "retention", "-k", "-3"], {2}),
+    (["search", "index", "retention", "-k", "abc"], {2}),
+    (["search", "index", "retention", "--mode", "nope"], {2}),
+    (["search", "index", "retention", "--fusion", "nope"], {2}),
+    (["search", "missing-index", "retention"], {2}),
+    (["search", "adir", "retention"], {2}),
+    (["search", "a-file", "retention"], {2}),
+    # ask
+    (["ask", "index"], {2}),
+    (["ask", "index", ""], {2}),
+    (["ask", "index", " \t "], {2}),
+    (["ask", "index", "What is KP-214?", "--k", "-1"], {2}),
+    (["ask", "index", "What is KP-214?", "--k", "0"], {2}),
+    (["ask", "index", "What is KP-214?", "--k", "abc"], {2}),
+    (["ask", "index", "What is KP-214?", "--engine", "foo"], {2}),
+    (["ask", "index", "What is KP-214?", "--mode", "dense"], {2}),
+    (["ask", "index", "What is KP-214?", "--llm", "nosuchbackend:x"], {2}),
+    (["ask", "missing-index", "What is KP-214?"], {2}),
+    # run
+    (["run", "index"], {2}),
+    (["run", "index", "cases.jsonl"], {2}),
+    (["run", "index", "missing.jsonl", "--out", "t.jsonl"], {2}),
+    (["run", "index", "binary.bin", "--out", "t.jsonl"], {2}),
+    (["run", "index", "latin1.jsonl", "--out", "t.jsonl"], {2}),
+    (["run", "index", "adir", "--out", "t.jsonl"], {2}),
+    (["run", "index", "empty.jsonl", "--out", "t.jsonl"], {2}),
+    (["run", "index", "cases.jsonl", "--out", "t.jsonl", "--k", "0"], {2}),
+    (["run", "index", "cases.jsonl", "--out", "t.jsonl", "--engine", "foo"], {2}),
+    (["run", "index", "cases.jsonl", "--out", "adir"], {2}),
+    # eval and chain-eval
+    (["eval", "cases.jsonl"], {2}),
+    (["eval", "cases.jsonl", "missing.jsonl"], {2}),
+    (["eval", "cases.jsonl", "traces.jsonl", "--k", "0"], {2}),
+    (["eval", "cases.jsonl", "traces.jsonl", "--k", "abc"], {2}),
+    (["eval", "cases.jsonl", "binary.bin"], {2}),
+    (["eval", "cases.jsonl", "latin1.jsonl"], {2}),
+    (["eval", "cases.jsonl", "adir"], {2}),
+    (["eval", "binary.bin", "traces.jsonl"], {2}),
+    (["eval", "not-json.jsonl", "traces.jsonl"], {2}),
+    (["chain-eval", "cases.jsonl", "traces.jsonl", "--k", "-2"], {2}),
+    (["chain-eval", "cases.jsonl", "binary.bin"], {2}),
+    (["chain-eval", "cases.jsonl", "adir"], {2}),
+    # audit, split, leakage, synth
+    (["audit", "cases.jsonl"], {2}),
+    (["audit", "latin1.jsonl", "corpus.jsonl"], {2}),
+    (["audit", "cases.jsonl", "binary.bin"], {2}),
+    (["audit", "cases.jsonl", "adir"], {2}),
+    (["split", "cases.jsonl", "--out", "sp", "--ratios", "a,b"], {2}),
+    (["split", "cases.jsonl", "--out", "sp", "--by", "nosuchkey"], {2}),
+    (["split", "binary.bin", "--out", "sp"], {2}),
+    (["leakage"], {2}),
+    (["leakage", "missing.jsonl", "cases.jsonl"], {2}),
+    (["leakage", "cases.jsonl", "cases.jsonl", "--threshold", "7"], {2}),
+    (["synth", "missing.jsonl", "--out", "s.jsonl"], {2}),
+    (["synth", "corpus.jsonl", "--out", "s.jsonl", "--max", "0"], {2}),
+    (["synth", "binary.bin", "--out", "s.jsonl"], {2}),
+    # ablate, compare, release, export-trec
+    (["ablate", "index", "cases.jsonl"], {2}),
+    (["ablate", "missing-index", "cases.jsonl", "--out", "ab"], {2}),
+    (["ablate", "index", "cases.jsonl", "--out", "ab", "--k", "0"], {2}),
+    (["ablate", "index", "binary.bin", "--out", "ab"], {2}),
+    (["compare", "traces.jsonl"], {2}),
+    (["compare", "traces.jsonl", "missing.jsonl", "--cases", "cases.jsonl"], {2}),
+    (["compare", "traces.jsonl", "traces.jsonl", "--cases", "cases.jsonl", "--resamples", "0"], {2}),
+    (["compare", "traces.jsonl", "traces.jsonl", "--cases", "cases.jsonl", "--cluster", "nope"], {2}),
+    (["compare", "binary.bin", "traces.jsonl", "--cases", "cases.jsonl"], {2}),
+    (["release", "cases.jsonl", "traces.jsonl"], {2}),
+    (["release", "cases.jsonl", "traces.jsonl", "--policy", "missing.yaml"], {2}),
+    (["release", "cases.jsonl", "traces.jsonl", "--policy", "policy-bad.yaml"], {2}),
+    (["release", "cases.jsonl", "traces.jsonl", "--policy", "binary.bin"], {2}),
+    (["export-trec", "cases.jsonl", "traces.jsonl", "--qrels", "q.txt"], {2}),
+    (["export-trec", "cases.jsonl", "binary.bin", "--qrels", "q.txt", "--run", "r.txt"], {2}),
+    (["export-trec", "cases.jsonl", "traces.jsonl", "--qrels", "adir", "--run", "r.txt"], {2}),
+    (["export-trec", "cases.jsonl", "traces.jsonl", "--qrels", "q.txt", "--run", "r.txt", "--source", "x"], {2}),
+    # gates
+    (["gate-run", "corpus.jsonl"], {2}),
+    (["gate-run", "corpus.jsonl", "--cases", "cases.jsonl", "--out", "gr", "--engine", "foo"], {2}),
+    (["gate-run", "missing.jsonl", "--cases", "cases.jsonl", "--out", "gr"], {2}),
+    (["gate-run", "latin1.jsonl", "--cases", "cases.jsonl", "--out", "gr"], {2}),
+    (["gate-run", "corpus.jsonl", "--cases", "binary.bin", "--out", "gr"], {2}),
+    (["gate-run", "corpus.jsonl", "--cases", "cases.jsonl", "--out", "gr", "--embedder", "nope"], {2}),
+    (["baseline"], {2}),
+    (["baseline", "--run", "no-such-run"], {2}),
+    (["gate"], {2}),
+    (["gate", "--run", "no-such-run"], {2}),
+    (["gate", "--run", "no-such-run", "--thresholds", "thresholds-bad.yaml"], {2}),
+    (["gate", "--run", "no-such-run", "--thresholds", "binary.bin"], {2}),
+    (["diff", "no-such-run"], {2}),
+    (["diff", "no-such-run", "other-run"], {2}),
+    (["trec-eval", "qrels.txt"], {2}),
+    (["trec-eval", "missing.txt", "run.txt"], {2}),
+    (["trec-eval", "binary.bin", "run.txt"], {2}),
+    (["trec-eval", "qrels.txt", "run.txt", "-m", "NoSuchMeasure"], {2}),
+    (["trec-eval", "latin1.jsonl", "run.txt"], {2}),
+    (["feedback"], {0, 2}),
+    (["feedback", "import"], {2}),
+    (["feedback", "import", "missing.jsonl"], {2}),
+    (["feedback", "import", "binary.bin"], {2}),
+    (["feedback", "import", "latin1.jsonl"], {2}),
+    (["feedback", "import", "not-json.jsonl"], {2}),
+    (["feedback", "import", "adir"], {2}),
+    (["feedback", "import", "empty.jsonl", "--window", "forever"], {2}),
+    # demo
+    (["demo", "--data", "missing-data", "--out", "dm"], {2}),
+    (["demo", "--data", "a-file", "--out", "dm"], {2}),
+    (["demo", "--data", "adir", "--out", "dm", "--embedder", "nope"], {2}),
+]
+
+@pytest.mark.parametrize(("argv", "codes"), BAD_INPUTS, ids=[" ".join(a) or "<none>" for a, _ in BAD_INPUTS])
+def test_bad_input_gets_a_clear_message_and_no_traceback(argv, codes, built, capsys, monkeypatch):
+    monkeypatch.chdir(built)
+    monkeypatch.setenv("HOPRAG_STORE", str(built / "store.db"))
+    monkeypatch.delenv("HOPRAG_DEBUG", raising=False)
+    code, output = run_cli(argv, capsys)
+    assert "Traceback" not in output, output
+    assert code in codes, f"exit {code} for {argv}: {output}"
+    if code == 2:
+        assert output.strip(), f"{argv} exited 2 without saying why"
+        assert "failed unexpectedly" not in output, output
+
+
+def _command_paths() -> list[str]:
+    root = typer.main.get_command(app)
+    paths: list[str] = []
+
+    def walk(command, prefix: list[str]) -> None:
+        subcommands = getattr(command, "commands", None)
+        if subcommands:
+            for name, sub in subcommands.items():
+                walk(sub, [*prefix, name])
+        elif prefix:
+            paths.append(" ".join(prefix))
+
+    walk(root, [])
+    return sorted(paths)
+
+
+def test_every_command_has_rows_in_the_bad_input_table():
+    covered = {" ".join(argv[:2]) for argv, _ in BAD_INPUTS} | {argv[0] for argv, _ in BAD_INPUTS if argv}
+    missing = [p for p in _command_paths() if p not in covered]
+    assert not missing, f"commands without a bad-input row: {missing}"
+
+
+@pytest.mark.parametrize("path", _command_paths())
+def test_every_command_refuses_an_unknown_flag_and_shows_help(path, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, output = run_cli([*path.split(), "--definitely-not-a-flag"], capsys)
+    assert code == 2 and "Traceback" not in output
+    assert "--definitely-not-a-flag" in output
+    code, output = run_cli([*path.split(), "--help"], capsys)
+    assert code == 0 and "Usage" in output
+
+
+def test_an_unexpected_error_is_one_line_naming_the_command_and_debug(monkeypatch, capsys, tmp_path):
+    import hoprag.index.store as store
+
+    def boom(*args, **kwargs):
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(store, "load_index", boom)
+    monkeypatch.delenv("HOPRAG_DEBUG", raising=False)
+    code, output = run_cli(["search", "anything", "a query"], capsys)
+    assert code == 1
+    assert "Traceback" not in output
+    assert "hoprag search" in output and "--debug" in output and "HOPRAG_DEBUG=1" in output
+    with pytest.raises(ZeroDivisionError):
+        main(["--debug", "search", "anything", "a query"])
+    monkeypatch.setenv("HOPRAG_DEBUG", "1")
+    with pytest.raises(ZeroDivisionError):
+        main(["search", "anything", "a query"])
+
+
+def test_usage_errors_print_the_usage_line_and_exit_2(capsys):
+    code, output = run_cli(["search"], capsys)
+    assert code == 2
+    assert "Usage: hoprag search" in output and "Missing argument" in output
+    code, output = run_cli(["search", "ix", "q", "-k", "abc"], capsys)
+    assert code == 2 and "Invalid value for '-k'" in output
+    code, output = run_cli(["search", "ix", "q", "-k", "0"], capsys)
+    assert code == 2 and "-k" in output
+
+
+def test_a_hopragerror_prints_its_fix_and_exits_2(capsys, built, monkeypatch):
+    monkeypatch.chdir(built)
+    code, output = run_cli(["index", "corpus.jsonl", "--out", "ix", "--chunk-size", "100", "--overlap", "500"], capsys)
+    assert code == 2
+    assert output.startswith("error:") and "--overlap (500)" in output and "--chunk-size (100)" in output
+
+
+def test_the_traces_written_by_the_fixture_are_real(built):
+    lines = [json.loads(line) for line in (built / "traces.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    assert sum(1 for obj in lines if "case_id" in obj) == 16
