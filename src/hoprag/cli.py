@@ -180,6 +180,9 @@ def ask_cmd(
         base_url=base_url, rerank=rerank, on_event=progress, fusion=fusion,
     )
     trace = runner.answer(question, case_id="ask")
+    from hoprag.telemetry import record_trace  # spans only when OTEL_EXPORTER_OTLP_ENDPOINT is set
+
+    record_trace(trace, model=llm)
     if as_json:
         print(json.dumps(trace.to_dict(), ensure_ascii=False, indent=2))
         return

@@ -58,6 +58,9 @@ def _answer(state: ServiceState, ask: AskRequest, clearance: str, events: HopEve
 
 
 def _finish(state: ServiceState, trace: Trace, stored: bool, clearance: str) -> dict[str, Any]:
+    from hoprag.telemetry import record_trace
+
+    record_trace(trace, model=state.config.llm, attributes={"hoprag.clearance": clearance, "hoprag.stored": stored})
     view = answer_view(trace, state.pool.view(clearance), stored=stored, clearance=clearance)
     if stored:
         state.store.add_trace(trace, citations_shown=len(view["citations"]))

@@ -1,0 +1,128 @@
+"""OpenTelemetry spans for answered questions (``pip install 'hoprag[otel]'``); off, and free, by default.
+
+:func:`record_trace` turns a finished :class:`~hoprag.records.Trace` into spans laid on its own
+timings: one span for the question, one per stage (planning, retrieval, ranking, synthesis) and one
+per hop (per retrieval step), with the GenAI semantic conventions (``gen_ai.operation.name``,
+``gen_ai.request.model``, ``gen_ai.usage.input_tokens`` / ``output_tokens``) and hoprag's own
+attributes (``hoprag.hop``, ``hoprag.sub_query``, ``hoprag.issued_query``, ``hoprag.bridge``,
+``hoprag.selected_ids``, ``hoprag.stop_reason``). Query text is redacted before it becomes an attribute.
+
+Spans are recorded only when tracing is on: ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or
+``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) is set, whose exporter then reads the standard ``OTEL_*``
+variables, or a caller installed a tracer with :func:`use_tracer`. Otherwise every call returns at once
+without importing OpenTelemetry.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any
+
+from hoprag.records import Trace
+
+__all__ = ["enabled", "record_trace", "use_tracer"]
+
+_ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+_lock = threading.Lock()
+_tracer: Any = None
+_configured = False
+
+
+def use_tracer(tracer: Any) -> None:
+    """Record spans with ``tracer`` (an OpenTelemetry tracer); ``None`` turns recording off again."""
+    global _tracer, _configured
+    with _lock:
+        _tracer, _configured = tracer, tracer is not None
+
+
+def _get_tracer() -> Any:
+    global _tracer, _configured
+    if _configured:
+        return _tracer
+    if os.environ.get("OTEL_SDK_DISABLED", "").lower() == "true" or not any(os.environ.get(v) for v in _ENDPOINT_VARIABLES):
+        return None
+    with _lock:
+        if not _configured:
+            try:
+                from opentelemetry import trace
+                from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+                from opentelemetry.sdk.resources import Resource
+                from opentelemetry.sdk.trace import TracerProvider
+                from opentelemetry.sdk.trace.export import BatchSpanProcessor
+            except ImportError:
+                from hoprag.errors import ConfigError
+
+                raise ConfigError("OTEL_EXPORTER_OTLP_ENDPOINT is set but OpenTelemetry is not installed. "
+                                  "Fix: pip install 'hoprag[otel]', or unset the variable") from None
+            provider = TracerProvider(resource=Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", "hoprag")}))
+            provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+            trace.set_tracer_provider(provider)
+            _tracer, _configured = trace.get_tracer("hoprag"), True
+    return _tracer
+
+
+def enabled() -> bool:
+    return _get_tracer() is not None
+
+
+def _redact(text: str) -> str:
+    """``text`` with PII replaced by its kind (``<EMAIL>``): attributes leave the process."""
+    from hoprag.pii import scan_text
+
+    out, last = [], 0
+    for f in scan_text(text):
+        out.append(text[last:f.start] + f"<{f.kind.upper()}>")
+        last = f.end
+    return "".join(out) + text[last:]
+
+
+def record_trace(trace: Trace, *, model: str = "offline", operation: str = "hoprag.answer",
+                 attributes: dict[str, Any] | None = None) -> None:
+    """Spans for ``trace``, ending now (see the module docstring); nothing when tracing is off."""
+    tracer = _get_tracer()
+    if tracer is None:
+        return
+    from opentelemetry import trace as otel
+
+    end = time.time_ns()
+    start = end - int(trace.latency_ms * 1e6)
+    root_attrs = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": f"hoprag-{trace.engine}",
+                  "gen_ai.request.model": model, "gen_ai.usage.input_tokens": trace.usage.prompt_tokens,
+                  "gen_ai.usage.output_tokens": trace.usage.completion_tokens, "hoprag.case_id": trace.case_id,
+                  "hoprag.stop_reason": trace.stop_reason, "hoprag.engine": trace.engine,
+                  "hoprag.config_hash": trace.config_hash, "hoprag.hops": max((s.hop for s in trace.steps), default=0),
+                  "hoprag.abstained": trace.answer.abstained, **(attributes or {})}
+    root = tracer.start_span(operation, start_time=start, attributes=root_attrs)
+    context = otel.set_span_in_context(root)
+    offset = start
+    for stage in ("planning", "retrieval", "ranking", "synthesis"):
+        ms = trace.timings.get(f"{stage}_ms")
+        if ms is None:
+            continue
+        attrs: dict[str, Any] = {"hoprag.stage": stage}
+        if stage == "synthesis":
+            attrs.update({"gen_ai.operation.name": "chat", "gen_ai.request.model": model,
+                          "gen_ai.usage.input_tokens": trace.usage.prompt_tokens,
+                          "gen_ai.usage.output_tokens": trace.usage.completion_tokens})
+        span = tracer.start_span(stage, context=context, start_time=offset, attributes=attrs)
+        if stage == "retrieval":
+            _hop_spans(tracer, otel.set_span_in_context(span), trace, start)
+        offset += int(ms * 1e6)
+        span.end(end_time=offset)
+    root.end(end_time=end)
+
+
+def _hop_spans(tracer: Any, context: Any, trace: Trace, start: int) -> None:
+    for step in trace.steps:
+        step_end = start + int(step.cumulative_ms * 1e6)
+        attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "retrieve", "hoprag.hop": step.hop,
+                 "hoprag.step_id": step.step_id, "hoprag.sub_query": _redact(step.sub_query),
+                 "hoprag.issued_query": _redact(step.issued_query), "hoprag.hits": len(step.hits),
+                 "hoprag.selected_ids": list(step.selected)}
+        if step.bridge.get("value"):
+            attrs["hoprag.bridge"] = _redact(str(step.bridge["value"]))
+        span = tracer.start_span(f"hop {step.hop} {step.step_id}", context=context,
+                                 start_time=step_end - int(step.latency_ms * 1e6), attributes=attrs)
+        span.end(end_time=step_end)
