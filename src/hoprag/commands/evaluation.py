@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 out = Console()
 err = Console(stderr=True)
@@ -73,19 +74,27 @@ def register(app: typer.Typer) -> None:
             None, "--out", help="append the shortcuts found to this JSONL record (default: shortcuts.jsonl beside CASES)"
         ),
         json_out: Optional[Path] = typer.Option(None, "--json"),
-        fail: bool = typer.Option(False, "--fail-on-findings", help="exit 1 when a shortcut is found"),
+        span_match: str = typer.Option(
+            "exact", "--span-match", help="exact | whitespace: how a span's text is compared with its document's text"
+        ),
+        fail: bool = typer.Option(False, "--fail-on-findings", help="exit 1 when a shortcut or a label problem is found"),
     ) -> None:
-        """Shortcut audit: single-document answers, title / URL / metadata leaks, query leaks."""
+        """Label verification and shortcut audit: every span against its source, missing sources, undefined
+        facts; single-document answers, title / URL / metadata leaks, query leaks."""
         from hoprag.datasets.audit import audit, write_shortcut_record
+        from hoprag.datasets.labels import read_cases_checked, verify_labels
         from hoprag.ingest.loaders import load_documents
 
-        cases = _cases(cases_file)
-        report = audit(cases, load_documents(corpus))
+        cases, load_problems = read_cases_checked(cases_file)
+        documents = load_documents(corpus)
+        labels = verify_labels(cases, documents, span_match=span_match, problems=load_problems)
+        report = audit(cases, documents, labels=labels)
         payload = report.to_json()
+        _print_labels(labels)
         if not report.findings:
             out.print(f"no shortcuts found in {report.cases} cases over {report.documents} documents")
         for f in report.findings:
-            out.print(f"[yellow]{f.case_id}[/] {f.kind} doc={f.doc_id} field={f.field} {f.evidence!r} → {f.suggestion}")
+            out.print(f"[yellow]{f.case_id}[/] {f.kind} doc={f.doc_id} field={f.field} {escape(repr(f.evidence))} → {f.suggestion}")
         for note in report.notes[:10]:
             err.print(f"note: {note['case_id']}: {note['note']}")
         # The record of shortcuts is kept: corpus updates can introduce new ones later.
@@ -94,8 +103,8 @@ def register(app: typer.Typer) -> None:
         write_shortcut_record(record, report, snapshot=snapshot)
         out.print(f"recorded {len(report.findings)} shortcuts → {record}")
         _write_json(json_out, payload)
-        out.print(f"flagged {len(report.flagged_cases)} of {report.cases} cases: {payload['counts']}")
-        if fail and report.findings:
+        out.print(f"flagged {len(report.flagged_cases)} of {report.cases} cases: {escape(str(payload['counts']))}")
+        if fail and (report.findings or labels.problems):
             raise typer.Exit(1)
 
     @app.command("split")
@@ -269,6 +278,21 @@ def register(app: typer.Typer) -> None:
         n_q = write_qrels(qrels, _cases(cases_file))
         n_r = write_run(run, read_traces(traces_file), tag=tag, source=source)
         out.print(f"wrote {n_q} qrels lines → {qrels}, {n_r} run lines → {run}")
+
+
+def _print_labels(labels: Any) -> None:
+    """Every label problem, grouped by case, then the cases excluded from scoring."""
+    if not labels.problems:
+        out.print(f"labels: {labels.spans_checked} spans in {labels.cases} cases match their sources; no label problems")
+        return
+    out.print(f"label problems: {len(labels.errors)} errors, {len(labels.warnings)} warnings in "
+              f"{len(labels.flagged_cases)} of {labels.cases} cases ({labels.spans_checked} spans checked)")
+    for case_id, problems in labels.by_case().items():
+        out.print(f"[yellow]{escape(case_id)}[/]", soft_wrap=True)
+        for problem in problems:
+            out.print(f"  {problem.severity}: {escape(problem.describe(with_case=False))}", soft_wrap=True)
+    if labels.excluded_cases:
+        out.print("excluded from scoring (label errors): " + escape(", ".join(labels.excluded_cases)), soft_wrap=True)
 
 
 def _f(value: Any) -> str:

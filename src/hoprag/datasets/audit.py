@@ -28,6 +28,10 @@ shortcut). Findings:
 
 ``yes``/``no`` answers are never searched for as strings (they occur everywhere), and answers that
 are key entities are not counted as "stated" (a comparison names its options by design).
+
+Label verification (:mod:`hoprag.datasets.labels`) runs with the shortcut audit: the report carries
+every label problem per case (a span that is not in its source, a chain naming an undefined fact, a
+fact whose source is absent from the corpus, ...), and ``flagged_cases`` counts both kinds.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hoprag.datasets.labels import LabelReport, verify_labels
 from hoprag.datasets.schema import Case
 from hoprag.evaluation.attribution import containment
 from hoprag.pipeline.text import fold
@@ -82,18 +87,31 @@ class Finding:
 
 @dataclass(frozen=True)
 class AuditReport:
+    """Shortcut findings and label problems; ``flagged_cases`` holds the cases with either."""
+
     findings: list[Finding]
     notes: list[dict[str, str]]
     cases: int
     documents: int
     flagged_cases: list[str] = field(default_factory=list)
+    labels: LabelReport | None = None
+
+    @property
+    def shortcut_cases(self) -> list[str]:
+        return sorted({f.case_id for f in self.findings})
 
     def to_json(self) -> dict[str, Any]:
         counts: dict[str, int] = {}
         for f in self.findings:
             counts[f.kind] = counts.get(f.kind, 0) + 1
-        return {"cases": self.cases, "documents": self.documents, "flagged_cases": self.flagged_cases,
-                "counts": counts, "findings": [f.to_dict() for f in self.findings], "notes": self.notes}
+        out = {"cases": self.cases, "documents": self.documents, "flagged_cases": self.flagged_cases,
+               "shortcut_cases": self.shortcut_cases, "counts": counts,
+               "findings": [f.to_dict() for f in self.findings], "notes": self.notes}
+        if self.labels is not None:
+            out["labels"] = self.labels.to_json()
+            for kind, n in self.labels.counts().items():
+                counts[kind] = counts.get(kind, 0) + n
+        return out
 
 
 class _Doc:
@@ -202,9 +220,16 @@ def audit_case(case: Case, docs: Sequence[_Doc]) -> tuple[list[Finding], list[di
     return findings, notes
 
 
-def audit(cases: Iterable[Case], documents: Iterable[Document]) -> AuditReport:
-    """Audit every case against the whole corpus; see the module doc."""
+def audit(
+    cases: Iterable[Case], documents: Iterable[Document], *, labels: LabelReport | None = None, span_match: str = "exact"
+) -> AuditReport:
+    """Audit every case against the whole corpus, shortcuts and labels; see the module doc.
+
+    ``labels`` is a label report already made (e.g. with the problems :func:`read_cases_checked`
+    found while loading); without it the labels are verified here.
+    """
     cases = list(cases)
+    documents = list(documents)
     docs = [_Doc(d) for d in documents]
     findings: list[Finding] = []
     notes: list[dict[str, str]] = []
@@ -212,8 +237,11 @@ def audit(cases: Iterable[Case], documents: Iterable[Document]) -> AuditReport:
         f, n = audit_case(case, docs)
         findings.extend(f)
         notes.extend(n)
-    flagged = sorted({f.case_id for f in findings})
-    return AuditReport(findings=findings, notes=notes, cases=len(cases), documents=len(docs), flagged_cases=flagged)
+    if labels is None:
+        labels = verify_labels(cases, documents, span_match=span_match)
+    flagged = sorted({f.case_id for f in findings} | set(labels.flagged_cases))
+    return AuditReport(findings=findings, notes=notes, cases=len(cases), documents=len(docs), flagged_cases=flagged,
+                       labels=labels)
 
 
 def write_shortcut_record(path: str | Path, report: AuditReport, *, snapshot: str | None = None) -> int:

@@ -163,6 +163,36 @@ class Case(_Model):
         return json.dumps(self.model_dump(by_alias=True, exclude_none=False), ensure_ascii=False)
 
 
+def find_cycle(case: Case) -> list[str] | None:
+    """A dependency cycle as a fact path ``[a, b, ..., a]``, or ``None`` when the edges form a DAG."""
+    children: dict[str, list[str]] = {f: [] for f in case.facts}
+    for edge in case.edges:
+        children.setdefault(edge.from_fact, []).append(edge.to_fact)
+    state: dict[str, int] = {}  # 1 = on the stack, 2 = done
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for child in children.get(node, ()):
+            if state.get(child) == 1:
+                return stack[stack.index(child) :] + [child]
+            if child not in state:
+                found = visit(child)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for fact in sorted(children):
+        if fact not in state:
+            found = visit(fact)
+            if found:
+                return found
+    return None
+
+
 def _format_validation_error(exc: ValidationError) -> tuple[str, str | None]:
     first = exc.errors()[0]
     loc = ".".join(str(p) for p in first.get("loc", ())) or None

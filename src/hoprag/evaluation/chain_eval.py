@@ -5,12 +5,16 @@
 
 - ``path_precision@k``, free-running ``hop2_recall@k`` / ``hop3_recall@k`` (graph layers),
   ``citation_support`` and ``claim_recall`` (explanatory cases) as measures;
+- supporting-passage ``passage_recall@k`` / ``all_passages@k`` and supporting-fact ``sp_em`` /
+  ``sp_f1`` (:mod:`hoprag.evaluation.support`);
 - with ``oracle_traces`` (an oracle-hop run of the same cases): ``cond_hop{L}_recall@k`` per case
   and in the aggregate, and ``gap_hop{L}_recall@k = cond - free`` (positive = an upstream defect);
 - the earliest failure per case and the counts per class (:mod:`hoprag.evaluation.failures`);
 - trace profiles and their summary (:mod:`hoprag.evaluation.stopping`);
 - aggregates by question type and by template; uncertain-label cases counted and listed;
-- every exclusion (unknown case ids, duplicate traces, unreadable trace lines) with a reason.
+- every exclusion (unknown case ids, duplicate traces, unreadable trace lines) with a reason;
+- with a label report (:mod:`hoprag.datasets.labels`), cases whose labels contradict their sources
+  excluded from scoring, each listed with its problems.
 
 Oracle traces are never scored as the system: they only feed the conditional columns.
 """
@@ -24,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hoprag.datasets.labels import LabelReport
 from hoprag.datasets.schema import Case
 from hoprag.errors import InputError
 from hoprag.evaluation.attribution import Judge, TokenContainmentJudge, claim_recall
@@ -33,6 +38,7 @@ from hoprag.evaluation.measures import Measure, default_measures
 from hoprag.evaluation.paths import Hop2Recall, Hop3Recall, PathPrecision
 from hoprag.evaluation.runner import _aggregate_rows, evaluate
 from hoprag.evaluation.stopping import summarize_profiles, trace_profile
+from hoprag.evaluation.support import AllPassages, PassageRecall, SupportEM, SupportF1
 from hoprag.jsonl import read_jsonl_dicts
 from hoprag.records import Trace
 
@@ -59,8 +65,8 @@ def chain_measures(ks: Iterable[int] = (2, 5, 10), judge: Judge | None = None) -
         return attribute(case, trace, judge).citation_support
 
     citation = Measure("citation_support", support, default=None)
-    extra = [m.at(k) for m in (PathPrecision, Hop2Recall, Hop3Recall) for k in ks]
-    return default_measures(ks) + extra + [citation, ClaimRecall]
+    extra = [m.at(k) for m in (PathPrecision, Hop2Recall, Hop3Recall, PassageRecall, AllPassages) for k in ks]
+    return default_measures(ks) + extra + [citation, ClaimRecall, SupportEM, SupportF1]
 
 
 def read_traces_lenient(path: str | Path) -> tuple[list[Trace], list[dict[str, Any]]]:
@@ -90,6 +96,7 @@ class ChainReport:
     stopping: dict[str, Any]
     groups: dict[str, dict[str, dict[str, Any]]]
     exclusions: list[dict[str, Any]] = field(default_factory=list)
+    labels: dict[str, Any] | None = None
     traces: dict[str, Trace] = field(default_factory=dict, repr=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -101,6 +108,7 @@ class ChainReport:
             "stopping": dict(self.stopping),
             "groups": self.groups,
             "exclusions": list(self.exclusions),
+            **({"labels": self.labels} if self.labels is not None else {}),
         }
 
 
@@ -123,16 +131,22 @@ def evaluate_chains(
     judge: Judge | None = None,
     dataset_version: str | None = None,
     exclusions: Sequence[dict[str, Any]] = (),
+    label_report: LabelReport | None = None,
 ) -> ChainReport:
-    """Score ``traces`` (any pipeline) against ``cases`` with every chain metric; see the module doc."""
+    """Score ``traces`` (any pipeline) against ``cases`` with every chain metric; see the module doc.
+
+    With ``label_report`` (:func:`hoprag.datasets.labels.verify_labels`), cases with a label error are
+    not scored: each is listed in ``exclusions`` with its problems and counted in the aggregate.
+    """
     ks = tuple(dict.fromkeys(ks))
+    cases, traces, label_exclusions = _drop_broken_labels(cases, traces, label_report)
     cases = check_cases(cases)
     traces = list(traces)
     judge = judge or TokenContainmentJudge()
     measures = chain_measures(ks, judge)
     base = evaluate(cases, traces, ks, measures=measures)
     known = {c.case_id for c in cases}
-    excluded = list(exclusions)
+    excluded = list(exclusions) + label_exclusions
     seen: set[str] = set()
     for trace in traces:
         if trace.case_id not in known:
@@ -169,6 +183,9 @@ def evaluate_chains(
         aggregate[key] = base.aggregate[key]
     aggregate["excluded_trace_lines"] = sum(1 for e in exclusions)
     aggregate["uncertain_cases"] = sum(1 for c in cases if c.uncertain)
+    if label_report is not None:
+        aggregate["label_excluded_cases"] = len(label_exclusions)
+        aggregate["missing_source_facts"] = len(label_report.missing_source_facts())
     aggregate["pass_rate"] = sum(d.passed for d in diagnoses) / len(diagnoses) if diagnoses else None
     if oracle is not None:
         aggregate["oracle_missing_traces"] = sum(1 for c in cases if c.case_id not in oracle)
@@ -183,6 +200,8 @@ def evaluate_chains(
         "oracle_traces": oracle is not None,
         "corpus_checked": corpus_ids is not None,
     }
+    if label_report is not None:
+        config["labels_checked"] = {"documents": label_report.documents, "span_match": label_report.span_match}
     config["metric_config_hash"] = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
     groups = {key: _group(rows, key, agg_measures) for key in ("question_type", "template", "dataset")}
     stopping = summarize_profiles(profiles)
@@ -195,8 +214,27 @@ def evaluate_chains(
         stopping=stopping,
         groups=groups,
         exclusions=excluded,
+        labels=label_report.to_json() if label_report is not None else None,
         traces=by_case,
     )
+
+
+def _drop_broken_labels(
+    cases: Sequence[Case], traces: Iterable[Trace], report: LabelReport | None
+) -> tuple[list[Case], list[Trace], list[dict[str, Any]]]:
+    """Cases (and their traces) without label errors, and one exclusion per case with errors."""
+    traces = list(traces)
+    if report is None:
+        return list(cases), traces, []
+    problems = report.by_case()
+    bad = set(report.excluded_cases)
+    exclusions = []
+    for case_id in report.excluded_cases:
+        errors = [p for p in problems.get(case_id, []) if p.severity == "error"]
+        kinds = ", ".join(dict.fromkeys(f"{p.kind} ({p.fact_id or p.field})" for p in errors))
+        exclusions.append({"case_id": case_id, "reason": f"label errors, not scored: {kinds}",
+                           "problems": [p.to_dict() for p in errors]})
+    return [c for c in cases if c.case_id not in bad], [t for t in traces if t.case_id not in bad], exclusions
 
 
 def _conditional_measures(ks: Sequence[int]) -> list[Measure]:

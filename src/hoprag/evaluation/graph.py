@@ -18,40 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from hoprag.datasets.schema import Case
+from hoprag.datasets.schema import Case, find_cycle
 from hoprag.errors import InputError
 from hoprag.evaluation.matching import MISSING_SOURCE_PREFIX, Located, locate, overlaps
 from hoprag.records import Evidence, Hit, Trace
-
-
-def find_cycle(case: Case) -> list[str] | None:
-    """A dependency cycle as a fact path ``[a, b, ..., a]``, or ``None`` when the edges form a DAG."""
-    children: dict[str, list[str]] = {f: [] for f in case.facts}
-    for edge in case.edges:
-        children.setdefault(edge.from_fact, []).append(edge.to_fact)
-    state: dict[str, int] = {}  # 1 = on the stack, 2 = done
-    stack: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        stack.append(node)
-        for child in children.get(node, ()):
-            if state.get(child) == 1:
-                return stack[stack.index(child) :] + [child]
-            if child not in state:
-                found = visit(child)
-                if found:
-                    return found
-        stack.pop()
-        state[node] = 2
-        return None
-
-    for fact in sorted(children):
-        if fact not in state:
-            found = visit(fact)
-            if found:
-                return found
-    return None
 
 
 def check_case(case: Case, *, source: str | None = None, line: int | None = None) -> None:

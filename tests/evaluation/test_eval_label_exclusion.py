@@ -1,0 +1,76 @@
+"""A case whose labels contradict their sources is excluded from scoring, counted and listed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hoprag.datasets.labels import verify_labels
+from hoprag.datasets.schema import Case, Span, load_cases
+from hoprag.evaluation.chain_eval import evaluate_chains
+from hoprag.ingest.loaders import load_documents
+from hoprag.records import Answer, Evidence, Hit, Trace
+
+pytestmark = pytest.mark.unit
+DATA = Path(__file__).parents[2] / "data" / "enterprise"
+CASES = load_cases(DATA / "cases.jsonl")
+DOCS = load_documents(DATA / "corpus.jsonl")
+
+
+def oracle_trace(case: Case) -> Trace:
+    """Evidence holding exactly the spans of the case's first chain."""
+    evidence = []
+    for fact_id in case.valid_chains[0]:
+        fact = case.facts[fact_id]
+        for span in fact.spans:
+            hit = Hit(f"{fact.source_id}@{span.start}", fact.source_id, 1.0, len(evidence) + 1, "oracle", span.start, span.end)
+            evidence.append(Evidence(hit, span.text, "", 1, "s1", case.query))
+    return Trace(run_id="r", case_id=case.case_id, question=case.query, evidence=tuple(evidence),
+                 answer=Answer(text=case.answers[0] if case.answers else ""))
+
+
+def broken(case: Case) -> Case:
+    """One word of the first labelled span differs from the document."""
+    fact_id = case.valid_chains[0][0]
+    fact = case.facts[fact_id]
+    span = fact.spans[0]
+    wrong = Span(start=span.start, end=span.end, text=span.text.replace("Project", "Projekt", 1))
+    facts = {**case.facts, fact_id: fact.model_copy(update={"spans": [wrong, *fact.spans[1:]]})}
+    return case.model_copy(update={"facts": facts})
+
+
+def test_broken_label_is_excluded_not_scored() -> None:
+    cases = [broken(CASES[0]), *CASES[1:]]
+    traces = [oracle_trace(c) for c in CASES]
+    labels = verify_labels(cases, DOCS)
+    assert labels.excluded_cases == ["ent-001"]
+    report = evaluate_chains(cases, traces, ks=(50,), label_report=labels)
+    agg = report.aggregate
+    assert agg["cases"] == 15 and agg["label_excluded_cases"] == 1 and agg["missing_source_facts"] == 0
+    assert agg["unknown_traces"] == 0  # the excluded case's trace is not an unknown one
+    assert agg["chain_coverage@50"] == 1.0
+    assert "ent-001" not in {r["case_id"] for r in report.cases}
+    (exclusion,) = [e for e in report.exclusions if e["case_id"] == "ent-001"]
+    assert "span_mismatch (contract-14:orion-plan)" in exclusion["reason"]
+    assert exclusion["problems"][0]["expected"].startswith("Projekt Orion")
+    payload = report.to_json()
+    assert payload["labels"]["excluded_cases"] == ["ent-001"]
+    assert payload["config"]["labels_checked"] == {"documents": len(DOCS), "span_match": "exact"}
+
+
+def test_without_a_label_report_every_case_is_scored() -> None:
+    cases = [broken(CASES[0]), *CASES[1:]]
+    report = evaluate_chains(cases, [oracle_trace(c) for c in CASES], ks=(50,))
+    assert report.aggregate["cases"] == 16 and "label_excluded_cases" not in report.aggregate
+    assert "labels" not in report.to_json()
+
+
+def test_missing_source_is_listed_and_still_scored() -> None:
+    docs = [d for d in DOCS if d.id != "faq-2"]
+    labels = verify_labels(CASES, docs)
+    assert labels.excluded_cases == [] and labels.missing_source_facts()
+    report = evaluate_chains(CASES, [oracle_trace(c) for c in CASES], ks=(50,), label_report=labels,
+                             corpus_ids={d.id for d in docs})
+    assert report.aggregate["cases"] == 16
+    assert report.aggregate["missing_source_facts"] == len(labels.missing_source_facts())
