@@ -279,7 +279,8 @@ class Trace:
 
     ``evidence`` is the buffer in the order it was given to synthesis (best first); evaluation's
     "top-k selected evidence" is its first k entries. ``warnings`` records degraded steps that did
-    not stop the run, e.g. a model call that failed and fell back to the offline role; ``timings``
+    not stop the run, e.g. a model call that failed and fell back to the offline role, and
+    ``fallbacks`` counts those fallbacks per role (``{"planner": 1, "judge": 2}``); ``timings``
     splits the wall time by phase (``planning_ms``, ``retrieval_ms``, ``ranking_ms``, ``synthesis_ms``).
     ``redacted`` says PII in the trace's text was replaced by placeholders (:mod:`hoprag.redact`);
     ``redactions`` counts the distinct values replaced per kind (``{"email": 2}``).
@@ -299,6 +300,7 @@ class Trace:
     error: str | None = None
     plan: dict[str, Any] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    fallbacks: dict[str, int] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     redacted: bool = False
     redactions: dict[str, int] = field(default_factory=dict)
@@ -323,6 +325,7 @@ class Trace:
             error=data.get("error"),
             plan=dict(data.get("plan") or {}),
             warnings=tuple(str(w) for w in data.get("warnings") or ()),
+            fallbacks={str(k): int(v) for k, v in (data.get("fallbacks") or {}).items()},
             timings={str(k): float(v) for k, v in (data.get("timings") or {}).items()},
             redacted=bool(data.get("redacted", False)),
             redactions={str(k): int(v) for k, v in (data.get("redactions") or {}).items()},

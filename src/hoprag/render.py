@@ -16,6 +16,17 @@ def _snippet(text: str, width: int = 90) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+def fallback_counts(counts: Mapping[str, int], *, traces: int | None = None) -> str:
+    """``0 model fallbacks`` or ``5 model fallbacks in 2 traces (planner 2, judge 3)``."""
+    total = sum(counts.values())
+    noun = "model fallback" if total == 1 else "model fallbacks"
+    if not total:
+        return f"0 {noun}"
+    where = f" in {traces} trace{'s' if traces != 1 else ''}" if traces is not None else ""
+    roles = ", ".join(f"{role} {n}" for role, n in sorted(counts.items()))
+    return f"{total} {noun}{where} ({roles})"
+
+
 def hits_table(hits: Sequence[Hit], chunks: Mapping[str, Chunk], *, title: str = "") -> Table:
     table = Table(title=title, show_lines=False)
     table.add_column("rank", justify="right")
@@ -45,6 +56,8 @@ def trace_report(trace: Trace, *, hits_per_step: int = 3) -> list[Any]:
             subtitle=f"confidence {answer.confidence:.2f} · stop: {trace.stop_reason} · {trace.latency_ms:.1f} ms",
         )
     )
+    if trace.fallbacks:
+        parts.append(Text(f"{fallback_counts(trace.fallbacks)}: those roles answered offline", style="bold yellow"))
     for warning in trace.warnings:
         parts.append(Text(f"warning: {warning}", style="yellow"))
     trail = Table(title="evidence trail (one row per retrieval call; ✓ = kept)", show_lines=True)

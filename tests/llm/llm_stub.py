@@ -1,4 +1,5 @@
-"""Loopback helpers for the LLM tests: a scripted OpenAI-compatible HTTP stub and a free port."""
+"""Loopback helpers for the LLM tests: a scripted OpenAI-compatible HTTP stub, a silent server that
+accepts connections and never answers, and a free port (nothing listens on it)."""
 
 from __future__ import annotations
 
@@ -106,3 +107,50 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+class SilentServer:
+    """Accepts TCP connections on loopback and never answers a byte: a hung model server.
+
+    ``connections`` counts the connections accepted (one per attempt of an HTTP client).
+    """
+
+    def __init__(self) -> None:
+        self._sock = socket.socket()
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(64)
+        self._sock.settimeout(0.1)
+        self._held: list[socket.socket] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._sock.getsockname()[:2]
+        return f"http://{host}:{port}/v1"
+
+    @property
+    def connections(self) -> int:
+        return len(self._held)
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except (TimeoutError, socket.timeout):
+                continue
+            except OSError:
+                return
+            self._held.append(conn)  # held open, never read from, never written to
+
+    def __enter__(self) -> SilentServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+        for conn in self._held:
+            conn.close()
+        self._sock.close()

@@ -209,9 +209,9 @@ def test_list_models(stub_server: StubServer) -> None:
 
 
 def test_a_400_on_every_level_keeps_the_constrained_mode(stub_server: StubServer) -> None:
-    stub_server.script(*[StubReply(400, {"error": {"message": "context length exceeded"}})] * 4)
+    stub_server.script(*[StubReply(400, {"error": {"message": "temperature out of range"}})] * 4)
     llm, _ = backend(stub_server)
-    with pytest.raises(LLMError, match="context length exceeded"):
+    with pytest.raises(LLMError, match="temperature out of range"):
         llm.complete("q", json_schema=SCHEMA)
     assert len(stub_server.requests) == 4 and llm.json_mode == "json_schema"
 

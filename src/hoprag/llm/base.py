@@ -4,14 +4,22 @@
 exponential backoff and seeded jitter for retryable errors (rate limits, 5xx, timeouts), wall-clock
 latency, cost from a :class:`~hoprag.llm.pricing.PriceTable`, and JSON output checked against a
 schema with one repair round before :class:`~hoprag.llm.errors.LLMJSONError`.
+
+A caller may give ``complete`` a ``deadline`` (a ``time.monotonic()`` instant, e.g. the end of a
+question's model budget): each attempt's read timeout is cut to what is left of it, no backoff wait
+runs past it, and once it has passed no further attempt is made. A context-length error is never
+retried as is; the backend learns the context window from it (``context_window``) so callers can
+fit the next prompt (:meth:`LLM.prompt_tokens` estimates a prompt's size).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import random
 import threading
 import time
+from contextvars import ContextVar
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -20,7 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from hoprag.errors import ConfigError
-from hoprag.llm.errors import LLMError, LLMJSONError, LLMRateLimitError
+from hoprag.llm.errors import LLMBudgetError, LLMContextLengthError, LLMError, LLMJSONError, LLMRateLimitError
 from hoprag.llm.pricing import PriceTable
 from hoprag.llm.schemas import ResolvedSchema, SchemaLike, parse_json_reply, resolve_schema
 from hoprag.records import Usage
@@ -28,6 +36,14 @@ from hoprag.records import Usage
 ROLES = ("system", "user", "assistant")
 DEFAULT_MAX_TOKENS = 512
 DEFAULT_TIMEOUT = 60.0
+#: tokens per character assumed for a model whose tokenizer is not at hand (≈ 3.3 characters per
+#: token: on the safe side for English, whose average is nearer 4)
+TOKENS_PER_CHAR = 0.3
+#: tokens a chat template adds around each message (role markers, separators)
+MESSAGE_OVERHEAD_TOKENS = 8
+
+# The read timeout of the attempt in progress on this thread (None: the backend's own timeout).
+_ATTEMPT_TIMEOUT: ContextVar[float | None] = ContextVar("hoprag_llm_attempt_timeout", default=None)
 
 
 @dataclass(frozen=True)
@@ -128,9 +144,14 @@ def repair_prompt(problems: Sequence[str]) -> str:
 
 
 class LLM(ABC):
-    """Base of every backend. Subclasses set ``name`` and implement :meth:`_complete`."""
+    """Base of every backend. Subclasses set ``name`` and implement :meth:`_complete`.
+
+    ``context_window`` is the model's context size in tokens when known (a local model knows it;
+    an HTTP backend learns it from the first context-length error), else None.
+    """
 
     name: str = "llm"
+    context_window: int | None = None
 
     def __init__(
         self,
@@ -150,11 +171,30 @@ class LLM(ABC):
         self._sleep = sleep
         self._rng = random.Random(self.retry.seed)
         self._rng_lock = threading.Lock()
+        self.tokens_per_char = TOKENS_PER_CHAR
 
     @property
     def spec(self) -> str:
         """The identity of this backend and model, as ``make_llm`` reads it; use it in cache keys."""
         return f"{self.name}:{self.model}"
+
+    def attempt_timeout(self) -> float | None:
+        """The read timeout of the attempt in progress: ``timeout``, cut to what the caller's deadline leaves."""
+        cut = _ATTEMPT_TIMEOUT.get()
+        if cut is None:
+            return self.timeout
+        return cut if self.timeout is None else min(cut, self.timeout)
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text``; an estimate from its length unless the backend has the model's tokenizer."""
+        return math.ceil(len(text) * self.tokens_per_char)
+
+    def prompt_tokens(self, messages: MessagesLike, json_schema: SchemaLike | None = None) -> int:
+        """Tokens the prompt of ``complete(messages, json_schema=...)`` takes (the JSON instruction included)."""
+        msgs = normalize_messages(messages)
+        if json_schema is not None:
+            msgs = _with_system(msgs, json_instruction(resolve_schema(json_schema).schema))
+        return sum(self.count_tokens(m.content) + MESSAGE_OVERHEAD_TOKENS for m in msgs)
 
     @abstractmethod
     def _complete(
@@ -178,11 +218,14 @@ class LLM(ABC):
         max_tokens: int = DEFAULT_MAX_TOKENS,
         temperature: float = 0.0,
         json_schema: SchemaLike | None = None,
+        deadline: float | None = None,
     ) -> Completion:
         """Complete a chat; with ``json_schema`` (a JSON Schema dict or pydantic model class) return JSON.
 
-        Raises LLMJSONError when the reply is not valid after one repair round, and the backend's
-        LLMError once retries are spent.
+        ``deadline`` is a ``time.monotonic()`` instant no attempt, wait or repair round may pass.
+        Raises LLMJSONError when the reply is not valid after one repair round, the backend's
+        LLMError once retries (or the deadline) are spent, and LLMBudgetError when the deadline has
+        passed before a call could be made.
         """
         msgs = normalize_messages(messages)
         if not isinstance(max_tokens, int) or max_tokens < 1:
@@ -191,35 +234,67 @@ class LLM(ABC):
             raise ConfigError(f"temperature must be >= 0, got {temperature}")
         start = time.perf_counter()
         if json_schema is None:
-            result, attempts = self._call(msgs, max_tokens, temperature, None)
+            result, attempts = self._call(msgs, max_tokens, temperature, None, deadline)
             return self._finish(result, start, attempts, [result.usage])
         resolved = resolve_schema(json_schema)
         msgs = _with_system(msgs, json_instruction(resolved.schema))
-        first, attempts = self._call(msgs, max_tokens, temperature, resolved.schema)
+        first, attempts = self._call(msgs, max_tokens, temperature, resolved.schema, deadline)
         value, problems = _check(first.text, resolved)
         if not problems:
             return self._finish(first, start, attempts, [first.usage], data=value)
         repair = (*msgs, Message("assistant", first.text), Message("user", repair_prompt(problems)))
-        second, more = self._call(repair, max_tokens, temperature, resolved.schema)
+        second, more = self._call(repair, max_tokens, temperature, resolved.schema, deadline)
         value, problems = _check(second.text, resolved)
         if problems:
             raise LLMJSONError("; ".join(problems[:5]), model=self.model, text=second.text, attempts=2)
         return self._finish(second, start, attempts + more, [first.usage, second.usage], data=value)
 
     def _call(
-        self, msgs: Sequence[Message], max_tokens: int, temperature: float, schema: dict[str, Any] | None
+        self,
+        msgs: Sequence[Message],
+        max_tokens: int,
+        temperature: float,
+        schema: dict[str, Any] | None,
+        deadline: float | None = None,
     ) -> tuple[Completion, int]:
         attempt = 0
         while True:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise LLMBudgetError(
+                    "the caller's deadline passed before "
+                    + (f"retry {attempt} could be made" if attempt else "the call could be made"),
+                    model=self.model,
+                )
+            token = _ATTEMPT_TIMEOUT.set(left)
             try:
                 result = self._complete(msgs, max_tokens=max_tokens, temperature=temperature, json_schema=schema)
                 return result, attempt + 1
+            except LLMContextLengthError as exc:
+                self._learn_context(exc, msgs)
+                exc.attempts = attempt + 1
+                raise
             except LLMError as exc:
+                exc.attempts = attempt + 1
                 if not exc.retryable or attempt >= self.retry.max_retries:
-                    exc.attempts = attempt + 1
                     raise
-                self._sleep(self.backoff_delay(attempt, exc))
+                delay = self.backoff_delay(attempt, exc)
+                if deadline is not None and time.monotonic() + delay >= deadline:
+                    raise  # the wait alone would spend what the deadline leaves
+                self._sleep(delay)
                 attempt += 1
+            finally:
+                _ATTEMPT_TIMEOUT.reset(token)
+
+    def _learn_context(self, exc: LLMContextLengthError, msgs: Sequence[Message]) -> None:
+        """Remember the window a context-length error names, and how many tokens our characters make."""
+        with self._rng_lock:
+            if exc.window and (self.context_window is None or exc.window < self.context_window):
+                self.context_window = exc.window
+            chars = sum(len(m.content) for m in msgs)
+            if exc.prompt_tokens and chars:
+                overhead = MESSAGE_OVERHEAD_TOKENS * len(msgs)
+                self.tokens_per_char = max(self.tokens_per_char, (exc.prompt_tokens - overhead) / chars)
 
     def backoff_delay(self, attempt: int, exc: LLMError | None = None) -> float:
         """Seconds to wait before retry ``attempt + 1`` (0-based ``attempt``)."""

@@ -34,7 +34,10 @@ class LLMTimeoutError(LLMError):
         super().__init__(
             message,
             model=model,
-            fix="raise the timeout (timeout=... / --llm-timeout), lower max_tokens, or use a faster model",
+            fix=(
+                "raise the per-call timeout (timeout=... / --llm-timeout) or the per-question budget"
+                " (--llm-budget), lower max_tokens, or use a faster model"
+            ),
         )
 
 
@@ -71,6 +74,58 @@ class LLMServerError(LLMError):
     def __init__(self, message: str, *, model: str | None = None, status: int | None = None) -> None:
         self.status = status
         super().__init__(message, model=model, fix="check the server's log; the call is retried with backoff")
+
+
+class LLMContextLengthError(LLMError):
+    """The prompt (plus ``max_tokens``) does not fit the model's context window; retrying as is cannot help.
+
+    ``window`` is the context size in tokens and ``prompt_tokens`` what the request needed, when the
+    server said so (None otherwise). The pipeline roles refit the prompt on this error.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        model: str | None = None,
+        window: int | None = None,
+        prompt_tokens: int | None = None,
+    ) -> None:
+        self.window = window
+        self.prompt_tokens = prompt_tokens
+        super().__init__(
+            message,
+            model=model,
+            fix=(
+                "give the model a larger context (--n-ctx for llamacpp:PATH.gguf; a server's own context size"
+                " setting), or hand it less evidence (--k)"
+            ),
+        )
+
+
+class LLMBudgetError(LLMError):
+    """The caller's deadline (the per-question model budget) passed before the call could be made."""
+
+    def __init__(self, message: str, *, model: str | None = None, budget: float | None = None) -> None:
+        self.budget = budget
+        super().__init__(
+            message,
+            model=model,
+            fix="raise --llm-budget (seconds per question; 0 = no budget), or use a faster model",
+        )
+
+
+class LLMFallbackError(LLMError):
+    """Strict mode: a role could not use its model and would have fallen back to the offline role."""
+
+    def __init__(self, role: str, reason: str, *, model: str | None = None) -> None:
+        self.role = role
+        self.reason = reason
+        super().__init__(
+            f"{role} could not use its model and strict mode forbids the offline fallback: {reason}",
+            model=model,
+            fix="fix the model failure named here, or drop --strict-llm to let the offline role answer",
+        )
 
 
 class LLMResponseError(LLMError):

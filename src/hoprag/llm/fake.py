@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 from hoprag.errors import ConfigError
 from hoprag.llm.base import Completion, LLM, Message
+from hoprag.llm.errors import LLMTimeoutError
 from hoprag.llm.offline import count_tokens, prompt_tokens
 from hoprag.records import Usage
 
@@ -122,6 +123,11 @@ class ScriptedLLM(LLM):
                     " enqueue([...]) more replies or pass default="
                 )
         if self.delay:
+            limit = self.attempt_timeout()  # like a real backend, never wait past the attempt's timeout
+            if limit is not None and self.delay > limit:
+                time.sleep(max(0.0, limit))
+                raise LLMTimeoutError(f"no reply within {limit:.3g} s (scripted delay {self.delay:g} s)",
+                                      model=self.model, timeout=limit)
             time.sleep(self.delay)
         return self._materialise(reply, call)
 

@@ -6,10 +6,15 @@ next token is forced to end-of-generation) and raises LLMTimeoutError. A JSON re
 short without breaking the grammar, so it runs to its end (bounded by ``max_tokens``) and then
 raises LLMTimeoutError if it overran. Prompt evaluation itself cannot be interrupted. Calls are
 serialised by a lock because a ``llama_cpp.Llama`` is not thread-safe.
+
+The context window is ``n_ctx`` and tokens are counted with the model's own tokenizer, so callers
+can fit a prompt before sending it; a prompt that still does not fit raises
+:class:`~hoprag.llm.errors.LLMContextLengthError` instead of llama.cpp's ValueError.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -18,8 +23,11 @@ from typing import Any
 
 from hoprag.errors import InputError
 from hoprag.llm.base import DEFAULT_TIMEOUT, Completion, LLM, Message
-from hoprag.llm.errors import LLMDependencyError, LLMError, LLMResponseError, LLMTimeoutError
+from hoprag.llm.errors import LLMContextLengthError, LLMDependencyError, LLMError, LLMResponseError, LLMTimeoutError
 from hoprag.records import Usage
+
+# llama-cpp-python's words for a prompt longer than the context
+_TOO_LONG = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
 
 
 class _Deadline:
@@ -90,6 +98,12 @@ class LlamaCppLLM(LLM):
             raise LLMError(f"llama.cpp cannot load the model: {exc}", model=str(path),
                            fix="check that the file is a complete GGUF model this llama-cpp-python supports") from exc
         self._lock = threading.Lock()
+        self.context_window = n_ctx
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` by the model's own tokenizer."""
+        with self._lock:
+            return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
     @property
     def spec(self) -> str:
@@ -108,7 +122,7 @@ class LlamaCppLLM(LLM):
         temperature: float,
         json_schema: dict[str, Any] | None,
     ) -> Completion:
-        timeout = self.timeout
+        timeout = self.attempt_timeout()
         options: dict[str, Any] = {
             "messages": [m.to_dict() for m in messages],
             "max_tokens": max_tokens,
@@ -127,10 +141,17 @@ class LlamaCppLLM(LLM):
             try:
                 data = self._llama.create_chat_completion(**options)
             except (ValueError, RuntimeError) as exc:
+                too_long = _TOO_LONG.search(str(exc))
+                if too_long:
+                    needed, window = int(too_long.group(1)), int(too_long.group(2))
+                    raise LLMContextLengthError(
+                        f"the prompt ({needed} tokens) does not fit the context window of {window} tokens",
+                        model=self.model, window=window, prompt_tokens=needed,
+                    ) from exc
                 raise LLMError(f"llama.cpp failed: {exc}", model=self.model,
                                fix="shorten the prompt or raise n_ctx (the context window)") from exc
         if deadline is not None and (deadline.passed or time.monotonic() > deadline.deadline):
-            raise LLMTimeoutError(f"generation did not finish within {timeout} s", model=self.model, timeout=timeout)
+            raise LLMTimeoutError(f"generation did not finish within {timeout:.3g} s", model=self.model, timeout=timeout)
         return _parse(data, self.model)
 
 

@@ -11,11 +11,19 @@ llama.cpp C++ server); a server that rejects it (HTTP 400/422, or a 5xx whose bo
 carrying a ``schema`` (llama-cpp-python's server constrains to it), then plain ``json_object``, then
 the prompt alone; the backend remembers the level that worked. Every level also states the schema
 in the prompt, and the base class validates the reply either way.
+
+Connecting has its own short timeout (``connect_timeout``, 2 s): a port nobody listens on, or a host
+that drops packets, fails in seconds and is not retried, while the read timeout (``timeout``) is
+the model's time to answer. A 400 whose body says the prompt exceeds the context (OpenAI, vLLM,
+llama.cpp and llama-cpp-python's servers each word it their way) raises
+:class:`~hoprag.llm.errors.LLMContextLengthError` with the window and prompt size the body names;
+it is not mistaken for a refused JSON mode.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -24,6 +32,7 @@ from urllib.parse import urlsplit
 from hoprag.errors import ConfigError
 from hoprag.llm.base import DEFAULT_TIMEOUT, Completion, LLM, Message
 from hoprag.llm.errors import (
+    LLMContextLengthError,
     LLMDependencyError,
     LLMError,
     LLMRateLimitError,
@@ -42,6 +51,28 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 BASE_URL_VARIABLE = "HOPRAG_BASE_URL"
 KEY_VARIABLES = ("HOPRAG_API_KEY", "OPENAI_API_KEY")
 JSON_MODES = ("json_schema", "json_object+schema", "json_object", "prompt")
+DEFAULT_CONNECT_TIMEOUT = 2.0
+
+# How servers say a prompt does not fit: OpenAI/vLLM/llama-cpp-python ("maximum context length",
+# code context_length_exceeded), llama.cpp's server ("exceeds the available context size",
+# exceed_context_size_error), others ("too many tokens", "context window").
+_CONTEXT_CUES = re.compile(
+    r"context[ _]length|context[ _]window|context size|exceed_context|too many tokens|maximum context|"
+    r"prompt is too long|input is too long",
+    re.IGNORECASE,
+)
+_WINDOW_PATTERNS = (
+    re.compile(r"maximum context length is (\d+)", re.IGNORECASE),
+    re.compile(r"context window of (\d+)", re.IGNORECASE),
+    re.compile(r"\"n_ctx\"\s*:\s*(\d+)"),
+    re.compile(r"context size (?:is |of )?\(?(\d+)", re.IGNORECASE),
+)
+_PROMPT_PATTERNS = (
+    re.compile(r"\((\d+) in the messages", re.IGNORECASE),
+    re.compile(r"messages resulted in (\d+) tokens", re.IGNORECASE),
+    re.compile(r"requested tokens \((\d+)\)", re.IGNORECASE),
+    re.compile(r"\"n_prompt_tokens\"\s*:\s*(\d+)"),
+)
 
 
 def resolve_base_url(base_url: str | None = None) -> str:
@@ -89,10 +120,14 @@ class OpenAICompatLLM(LLM):
         base_url: str | None = None,
         api_key: str | None = None,
         timeout: float | None = DEFAULT_TIMEOUT,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         json_mode: str = "auto",
         **kwargs: Any,
     ) -> None:
         super().__init__(model, timeout=timeout, **kwargs)
+        if connect_timeout <= 0:
+            raise ConfigError(f"connect_timeout must be positive seconds, got {connect_timeout}")
+        self.connect_timeout = connect_timeout
         if not model:
             raise ConfigError("the openai backend needs a model name: openai:MODEL (e.g. openai:gpt-4o-mini)")
         if json_mode != "auto" and json_mode not in JSON_MODES:
@@ -108,7 +143,7 @@ class OpenAICompatLLM(LLM):
         headers = {"Content-Type": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        self._client: httpx.Client = self._httpx.Client(headers=headers, timeout=self._httpx.Timeout(timeout))
+        self._client: httpx.Client = self._httpx.Client(headers=headers, timeout=self._timeouts(timeout))
 
     @property
     def json_mode(self) -> str:
@@ -117,6 +152,10 @@ class OpenAICompatLLM(LLM):
 
     def close(self) -> None:
         self._client.close()
+
+    def _timeouts(self, read: float | None) -> httpx.Timeout:
+        connect = self.connect_timeout if read is None else min(self.connect_timeout, read)
+        return self._httpx.Timeout(read, connect=connect)
 
     def list_models(self) -> list[str]:
         """Model ids the server offers (GET /models)."""
@@ -145,7 +184,7 @@ class OpenAICompatLLM(LLM):
             if json_schema is not None:
                 _set_response_format(body, JSON_MODES[level], json_schema)
             response = self._send("POST", self.url, body)
-            rejected = json_schema is not None and _rejects_format(response)
+            rejected = json_schema is not None and _rejects_format(response) and not _context_exceeded(response)
             if not rejected or JSON_MODES[level] == "prompt":
                 break
             level += 1
@@ -158,13 +197,20 @@ class OpenAICompatLLM(LLM):
 
     def _send(self, method: str, url: str, body: dict[str, Any] | None) -> httpx.Response:
         httpx = self._httpx
+        timeout = self.attempt_timeout()
         try:
-            return self._client.request(method, url, json=body)
+            return self._client.request(method, url, json=body, timeout=self._timeouts(timeout))
+        except httpx.ConnectTimeout as exc:
+            # Nothing answered the connection: a dead host, not a slow model. Not worth retrying.
+            raise LLMUnavailableError(
+                url, f"no connection within {min(self.connect_timeout, timeout or self.connect_timeout):g} s",
+                model=self.model,
+            ) from exc
         except httpx.TimeoutException as exc:
             raise LLMTimeoutError(
-                f"no complete answer from {url} within {self.timeout} s ({type(exc).__name__})",
+                f"no complete answer from {url} within {_seconds(timeout)} s ({type(exc).__name__})",
                 model=self.model,
-                timeout=self.timeout,
+                timeout=timeout,
             ) from exc
         except httpx.ConnectError as exc:
             raise LLMUnavailableError(url, str(exc) or "connection failed", model=self.model) from exc
@@ -193,7 +239,13 @@ class OpenAICompatLLM(LLM):
                                     retry_after=_retry_after(response))
         if status == 408:
             raise LLMTimeoutError(f"{url} timed out the request (HTTP 408: {detail})", model=self.model,
-                                  timeout=self.timeout)
+                                  timeout=self.attempt_timeout())
+        if status in (400, 413, 422) and _context_exceeded(response):
+            window, needed = _context_numbers(response.text)
+            sizes = f" (window {window} tokens, prompt {needed})" if window and needed else (
+                f" (window {window} tokens)" if window else "")
+            raise LLMContextLengthError(f"{url}: the prompt does not fit the model's context{sizes}: {detail}",
+                                        model=self.model, window=window, prompt_tokens=needed)
         if status >= 500:
             raise LLMServerError(f"{url} failed (HTTP {status}: {detail})", model=self.model, status=status)
         if status == 404:
@@ -252,6 +304,28 @@ def _rejects_format(response: httpx.Response) -> bool:
     """A 400/422, or a 5xx naming response_format (llama-cpp-python answers 500 to a field it refuses)."""
     status = response.status_code
     return status in (400, 422) or (status >= 500 and "response_format" in response.text)
+
+
+def _context_exceeded(response: httpx.Response) -> bool:
+    """A refusal because the prompt is too long for the model (never a JSON-mode rejection)."""
+    return response.status_code in (400, 413, 422) and bool(_CONTEXT_CUES.search(response.text))
+
+
+def _context_numbers(text: str) -> tuple[int | None, int | None]:
+    """(context window, prompt tokens) as an error body states them, None where it does not."""
+
+    def first(patterns: tuple[re.Pattern[str], ...]) -> int | None:
+        for pattern in patterns:
+            found = pattern.search(text)
+            if found:
+                return int(found.group(1))
+        return None
+
+    return first(_WINDOW_PATTERNS), first(_PROMPT_PATTERNS)
+
+
+def _seconds(value: float | None) -> str:
+    return "unlimited" if value is None else f"{value:.3g}"
 
 
 def _error_detail(response: httpx.Response) -> str:

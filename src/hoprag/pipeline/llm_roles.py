@@ -3,21 +3,24 @@
 Each takes any :class:`~hoprag.llm.base.LLM` (``offline``, ``openai:MODEL``, ``llamacpp:PATH``), asks
 for JSON validated against a pydantic schema (the LLM layer repairs once, then raises), counts the
 tokens and cost it spent in ``usage``, and falls back to the offline role when the model fails —
-recording why, so a trace is always written and the fallback can be scored.
+recording why, so a trace is always written and the fallback can be scored. The call itself (the
+question's budget, the backend's circuit breaker, fitting the prompt to the model's context) is
+:class:`~hoprag.pipeline.model_calls.ModelRole`'s.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hoprag.errors import ConfigError, HopragError
+from hoprag.errors import ConfigError
+from hoprag.llm.guard import LLMGuard
+from hoprag.pipeline.model_calls import EVIDENCE_WIDTH, ModelRole, evidence_block
 from hoprag.pipeline.plan import MAX_SUBQUERIES, OfflinePlanner, Plan, validate_plan
 from hoprag.pipeline.roles import Conditioned
-from hoprag.records import Answer, Citation, Claim, Evidence, HopStep, Usage
+from hoprag.records import Answer, Citation, Claim, Evidence, HopStep
 
 PLAN_PROMPT = "plan-v1"
 EXPAND_PROMPT = "expand-v1"
@@ -26,43 +29,9 @@ RERANK_PROMPT = "rerank-v1"
 SYNTH_PROMPT = "synth-v1"
 
 
-class _Metered:
-    """Usage bookkeeping shared by the LLM roles (safe under the engine's thread pool)."""
-
-    def __init__(self, llm) -> None:
-        self.llm = llm
-        self.usage = Usage()
-        self.failures: list[str] = []
-        self._lock = threading.Lock()
-
-    def _ask(self, system: str, user: str, schema: type[BaseModel], max_tokens: int):
-        try:
-            completion = self.llm.complete(
-                [{"role": "system", "content": system}, {"role": "user", "content": user}],
-                max_tokens=max_tokens,
-                temperature=0.0,
-                json_schema=schema,
-            )
-        except HopragError as exc:
-            with self._lock:
-                self.failures.append(f"{type(exc).__name__}: {exc}")
-            return None
-        with self._lock:
-            u = completion.usage
-            self.usage = Usage(
-                prompt_tokens=self.usage.prompt_tokens + u.prompt_tokens,
-                completion_tokens=self.usage.completion_tokens + u.completion_tokens,
-                cost=self.usage.cost + u.cost,
-            )
-        return completion.data
-
-
-def _evidence_block(evidence: Sequence[Evidence], *, width: int = 700) -> str:
-    lines = []
-    for i, item in enumerate(evidence, start=1):
-        text = " ".join(item.text.split())[:width]
-        lines.append(f"[E{i}] doc={item.doc_id} hop={item.hop} title={item.title!r}\n{text}")
-    return "\n\n".join(lines)
+def _passages(head: str) -> Callable[[Sequence[Evidence], int], str]:
+    """A user message: ``head``, then the passages (re-rendered when the prompt is fitted)."""
+    return lambda items, width=EVIDENCE_WIDTH: f"{head}\n\nPassages:\n{evidence_block(items, width)}"
 
 
 # --- planner -------------------------------------------------------------------------------------
@@ -83,15 +52,18 @@ class _PlanReply(BaseModel):
     synthesis_hint: str = ""
 
 
-class LLMPlanner(_Metered):
+class LLMPlanner(ModelRole):
     """Decomposes a question into at most ``max_subqueries`` sub-queries with dependencies.
 
     Plans are cached by (question, model, prompt version). An invalid plan (a cycle, an unknown
-    dependency, too many steps) or a failed call falls back to the offline plan, noted in ``note``.
+    dependency, too many steps) or a failed call falls back to the offline plan, noted in ``note``;
+    a fallback plan is not cached, so the next question asks the model again.
     """
 
-    def __init__(self, llm, *, max_subqueries: int = 4) -> None:
-        super().__init__(llm)
+    role = "planner"
+
+    def __init__(self, llm, *, max_subqueries: int = 4, guard: LLMGuard | None = None) -> None:
+        super().__init__(llm, guard)
         self.name = f"llm-planner:{llm.spec}"
         self.max_subqueries = min(max_subqueries, MAX_SUBQUERIES)
         self.cache: dict[tuple[str, str, str], Plan] = {}
@@ -110,19 +82,19 @@ class LLMPlanner(_Metered):
             "'rationale' and, when obvious, a 'target_doc_type'. End with a 'synthesis_hint' saying how the pieces "
             "combine into the answer. Do not answer the question."
         )
-        reply = self._ask(system, f"Question: {question}", _PlanReply, 600)
-        plan = None
-        if reply is not None:
+        reply = self.ask(system, _PlanReply, 600, user=f"Question: {question}")
+        plan, reason = None, reply.fallback
+        if reply.ok:
             try:
-                plan = validate_plan(reply.model_dump(), planner=self.name)
+                plan = validate_plan(reply.data.model_dump(), planner=self.name)
                 if len(plan.sub_queries) > self.max_subqueries:
                     raise ConfigError(f"plan has {len(plan.sub_queries)} sub-queries; the limit is {self.max_subqueries}")
             except ConfigError as exc:
-                self.failures.append(str(exc))
+                reason = self.record_fallback("invalid", str(exc))
                 plan = None
         if plan is None:
-            reason = self.failures[-1] if self.failures else "no plan"
-            plan = self.fallback.plan(question).model_copy(update={"planner": f"offline (fallback from {self.name})", "note": reason})
+            offline = self.fallback.plan(question)
+            return offline.model_copy(update={"planner": f"offline (fallback from {self.name})", "note": reason or "no plan"})
         self.cache[key] = plan
         return plan
 
@@ -141,11 +113,13 @@ class _ExpandReply(BaseModel):
     queries: list[_QueryReply]
 
 
-class LLMExpander(_Metered):
+class LLMExpander(ModelRole):
     """Rewrites a dependent sub-query with the concrete values its dependencies' evidence holds."""
 
-    def __init__(self, llm, fallback, *, max_queries: int = 3) -> None:
-        super().__init__(llm)
+    role = "expander"
+
+    def __init__(self, llm, fallback, *, max_queries: int = 3, guard: LLMGuard | None = None) -> None:
+        super().__init__(llm, guard)
         self.name = f"llm-expander:{llm.spec}"
         self.fallback = fallback
         self.max_queries = max_queries
@@ -159,13 +133,13 @@ class LLMExpander(_Metered):
             "explicitly. For each, give the 'bridge': the value taken from the passages. Use only values the "
             "passages state."
         )
-        user = f"Question: {question}\nSub-query: {sub_query}\n\nPassages:\n{_evidence_block(evidence)}"
-        reply = self._ask(system, user, _ExpandReply, 300)
-        if reply is None or not reply.queries:
+        render = _passages(f"Question: {question}\nSub-query: {sub_query}")
+        reply = self.ask(system, _ExpandReply, 300, evidence=evidence, render=render)
+        if not reply.ok or not reply.data.queries:
             return self.fallback.condition(question, sub_query, evidence)
-        by_text = {e.text: e for e in evidence}
+        by_text = {e.text: e for e in reply.shown}
         out = []
-        for q in reply.queries[: self.max_queries]:
+        for q in reply.data.queries[: self.max_queries]:
             source = next((e for e in by_text.values() if q.bridge and q.bridge.lower() in e.text.lower()), evidence[0])
             out.append(Conditioned(query=q.query.strip() or sub_query, bridge=q.bridge, kind="llm", from_chunk=source.chunk_id))
         return out
@@ -180,11 +154,13 @@ class _JudgeReply(BaseModel):
     missing: str = ""
 
 
-class LLMJudge(_Metered):
+class LLMJudge(ModelRole):
     """Asks whether the held evidence suffices to answer; on a failed call, the offline judge decides."""
 
-    def __init__(self, llm, fallback) -> None:
-        super().__init__(llm)
+    role = "judge"
+
+    def __init__(self, llm, fallback, *, guard: LLMGuard | None = None) -> None:
+        super().__init__(llm, guard)
         self.name = f"llm-judge:{llm.spec}"
         self.fallback = fallback
 
@@ -193,10 +169,10 @@ class LLMJudge(_Metered):
             "Decide whether the passages contain every fact needed to answer the question, across all its "
             "steps. Answer false if any link of the reasoning chain is missing; say what is missing."
         )
-        reply = self._ask(system, f"Question: {question}\n\nPassages:\n{_evidence_block(evidence[:8])}", _JudgeReply, 120)
-        if reply is None:
+        reply = self.ask(system, _JudgeReply, 120, evidence=evidence[:8], render=_passages(f"Question: {question}"))
+        if not reply.ok:
             return self.fallback.sufficient(question, evidence)
-        return bool(reply.sufficient)
+        return bool(reply.data.sufficient)
 
 
 # --- reranker ------------------------------------------------------------------------------------
@@ -213,11 +189,13 @@ class _RerankReply(BaseModel):
     scores: list[_Score]
 
 
-class LLMReranker(_Metered):
+class LLMReranker(ModelRole):
     """Scores each passage 0–10 for the question; unscored passages keep the offline order after them."""
 
-    def __init__(self, llm, fallback, *, limit: int = 10) -> None:
-        super().__init__(llm)
+    role = "reranker"
+
+    def __init__(self, llm, fallback, *, limit: int = 10, guard: LLMGuard | None = None) -> None:
+        super().__init__(llm, guard)
         self.name = f"llm-reranker:{llm.spec}"
         self.fallback = fallback
         self.limit = limit
@@ -230,10 +208,10 @@ class LLMReranker(_Metered):
             "Score each passage from 0 (useless) to 10 (states a fact the answer needs) for answering the "
             "question, counting passages that supply an intermediate link of the chain as useful."
         )
-        reply = self._ask(system, f"Question: {question}\n\nPassages:\n{_evidence_block(base)}", _RerankReply, 300)
-        if reply is None:
+        reply = self.ask(system, _RerankReply, 300, evidence=base, render=_passages(f"Question: {question}"))
+        if not reply.ok:
             return base
-        scores = {s.id.strip("[]E "): s.score for s in reply.scores}
+        scores = {s.id.strip("[]E "): s.score for s in reply.data.scores}
         keyed = [(-(scores.get(str(i), -1.0)), i, item) for i, item in enumerate(base, start=1)]
         ordered = [item for _, _, item in sorted(keyed, key=lambda t: (t[0], t[1]))]
         return [replace(e, hit=replace(e.hit, rank=pos)) for pos, e in enumerate(ordered[: self.limit], start=1)]
@@ -256,11 +234,16 @@ class _AnswerReply(BaseModel):
     conflicts: list[str] = Field(default_factory=list)
 
 
-class LLMSynthesizer(_Metered):
-    """Answers from the buffer with claims citing evidence ids; citations outside the buffer are rejected."""
+class LLMSynthesizer(ModelRole):
+    """Answers from the buffer with claims citing evidence ids; citations outside the buffer are rejected.
 
-    def __init__(self, llm, fallback) -> None:
-        super().__init__(llm)
+    When the prompt had to be fitted to the model's context, only the passages the model saw can be cited.
+    """
+
+    role = "synthesizer"
+
+    def __init__(self, llm, fallback, *, guard: LLMGuard | None = None) -> None:
+        super().__init__(llm, guard)
         self.name = f"llm-synthesizer:{llm.spec}"
         self.fallback = fallback
 
@@ -275,11 +258,12 @@ class LLMSynthesizer(_Metered):
             "source. If the passages do not support an answer, set 'insufficient' to true and say what is "
             "missing instead of guessing. Keep 'answer' short (a name, a value, yes/no, or one sentence)."
         )
-        reply = self._ask(system, f"Question: {question}\n\nPassages:\n{_evidence_block(evidence)}", _AnswerReply, 700)
-        if reply is None:
+        asked = self.ask(system, _AnswerReply, 700, evidence=evidence, render=_passages(f"Question: {question}"))
+        if not asked.ok:
             return self.fallback.answer(question, evidence)
-        ids = {f"E{i}": item for i, item in enumerate(evidence, start=1)}
-        ids.update({item.doc_id: item for item in evidence})
+        reply, shown = asked.data, asked.shown
+        ids = {f"E{i}": item for i, item in enumerate(shown, start=1)}
+        ids.update({item.doc_id: item for item in shown})
         claims: list[Claim] = []
         rejected: list[str] = []
         for claim in reply.claims:
