@@ -97,6 +97,7 @@ def start_service(index: Path, store: Path, **options: object) -> Iterator[LiveS
     app = create_app(config)
     with _Uvicorn(app) as url:
         yield LiveServer(url=url, app=app, store_path=store)
+    app.state.hoprag.store.close()
     app.state.hoprag.executor.shutdown(wait=False)
 
 

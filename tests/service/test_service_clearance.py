@@ -51,6 +51,7 @@ def test_public_caller_never_sees_a_document_above_public(server) -> None:
         seen_public |= {c["doc_id"] for c in answer.json()["citations"]}
     assert seen_public and seen_public <= levels["public"]
     # the stored traces of this caller hold nothing above public either
+    server.state.store.flush()
     stored = server.state.store.store.traces(server.state.store.trace_run)
     assert stored and all(json.dumps(t.to_dict()).count("contract-") == 0 for t in stored if t.question in _questions())
 

@@ -9,10 +9,10 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from hoprag.commands import STORE_HELP
+
 out = Console()
 err = Console(stderr=True)
-
-STORE_HELP = "run store URL (postgresql://… or a SQLite path); default $HOPRAG_STORE or .hoprag/hoprag.db"
 
 
 def register(app: typer.Typer) -> None:

@@ -9,7 +9,7 @@ import numpy as np
 
 from hoprag.errors import ConfigError
 from hoprag.gates.metrics import Metric
-from hoprag.store import BaselineInfo, RunStore
+from hoprag.store import FAILED, INCOMPLETE, RUNNING, BaselineInfo, RunStore
 
 __all__ = ["PROFILE_ARTIFACT", "REFERENCE_ARTIFACT", "Baseline", "freeze_baseline", "load_baseline"]
 
@@ -26,8 +26,16 @@ class Baseline:
 
 
 def freeze_baseline(store: RunStore, run_id: str, name: str = "default") -> Baseline:
-    """Make ``run_id`` the baseline ``name``; its metrics and reference batch become the reference."""
-    store.require_run(run_id)
+    """Make ``run_id`` the baseline ``name``; its metrics and reference batch become the reference.
+
+    A run that failed, is still running, or whose writer died mid-way holds partial metrics: refused.
+    """
+    run = store.require_run(run_id)
+    if run.status in (RUNNING, FAILED, INCOMPLETE):
+        why = f" ({run.error})" if run.error else ""
+        raise ConfigError(
+            f"run '{run_id}' is {run.status}{why}: its metrics are partial, so it cannot be a baseline. "
+            "Fix: freeze a complete run (`hoprag runs list --status complete` lists them), or let this one finish")
     metrics = store.metrics(run_id)
     if not metrics:
         raise ConfigError(f"run '{run_id}' has no metrics to freeze. Fix: produce them with `hoprag gate-run` first")

@@ -18,10 +18,13 @@ def import_feedback(store: RunStore, path: str | Path, *, run_id: str | None = N
     events = read_feedback(path, run_id=run_id)
     summary: dict[str, tuple[int, int]] = {}
     for rid in dict.fromkeys(e.run_id for e in events):
-        store.create_run(rid, kind="feedback", exist_ok=True)
-        added = store.add_feedback([e for e in events if e.run_id == rid])
-        sink = StoreSink(store)
-        runner = StageRunner(rid, sink, {"window": window})
-        runner.observe("feedback", store.feedback(rid))
-        summary[rid] = (added, sink.flush())
+        # a run this import creates is complete once its events and metrics are in (failed if not);
+        # an existing run keeps its status
+        with store.track_run(rid):
+            store.create_run(rid, kind="feedback", exist_ok=True)
+            added = store.add_feedback([e for e in events if e.run_id == rid])
+            sink = StoreSink(store)
+            runner = StageRunner(rid, sink, {"window": window})
+            runner.observe("feedback", store.feedback(rid))
+            summary[rid] = (added, sink.flush())
     return summary

@@ -9,14 +9,16 @@ sum of the retrieval steps' latencies, the generate stage's the remainder of the
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import time
 import uuid
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from hoprag.datasets.schema import Case
 from hoprag.files import read_text
@@ -132,10 +134,32 @@ def _feedback_stage(runner: StageRunner, sink: StoreSink, store: RunStore, run_i
     sink.flush()
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _marks_run_status(fn: F) -> F:
+    """Run ``fn`` under :meth:`RunStore.track_run`: its run ends ``complete``, or ``failed`` if it raises.
+
+    ``fn`` takes ``store`` and ``run_id`` (a missing ``run_id`` gets a new gate-run id here, so the
+    run that ``fn`` creates is the one tracked).
+    """
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(*args, **kwargs)
+        bound.arguments["run_id"] = bound.arguments.get("run_id") or new_gate_run_id()
+        with bound.arguments["store"].track_run(bound.arguments["run_id"]):
+            return fn(*bound.args, **bound.kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 def _stage_counts(metrics: Sequence[Metric]) -> dict[str, int]:
     return dict(Counter(m.stage for m in metrics))
 
 
+@_marks_run_status
 def run_gated_pipeline(corpora: Sequence[str | Path], cases_path: str | Path, out_dir: str | Path,
                        store: RunStore, *, run_id: str | None = None, engines: Sequence[str] = ("multihop",),
                        chunk_config: Any = None, embedder: BatchEmbedder | str = "auto",
@@ -205,6 +229,7 @@ def _stamp_index(store: RunStore, run_id: str, index_dir: Path, artifact_id: str
     store.set_artifact_id(run_id, artifact_id)
 
 
+@_marks_run_status
 def record_demo_stages(store: RunStore, run_id: str, documents: Sequence[Document], chunks: Sequence[Chunk],
                        index: Any, cases: Sequence[Case], traces_by_engine: Mapping[str, Sequence[Trace]], *,
                        chunk_config: Any = None, embedder: BatchEmbedder | str = "hash",

@@ -251,6 +251,7 @@ def create_app(config: ServiceConfig, state: ServiceState | None = None) -> Any:
                  (time.perf_counter() - start) * 1000.0)
         return response
 
+    app.router.on_shutdown.append(state.store.close)  # queued answers are written before the process ends
     app.include_router(router)
     app.mount("/static", StaticFiles(directory=str(files("hoprag.service") / "static")), name="static")
     app.add_middleware(_BodyLimit, limit=state.config.max_body_bytes)

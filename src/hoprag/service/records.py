@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 import uuid
 from collections import Counter
 from dataclasses import replace
@@ -81,6 +82,13 @@ class ServiceStore:
         self.feedback_run = feedback_run
         self.window = window
         self._lock = threading.Lock()
+        # answers are written in batches by one thread: one transaction for many traces
+        self._pending: dict[str, tuple[Trace, FeedbackEvent]] = {}
+        self._pending_lock = threading.Lock()
+        self._wake = threading.Event()
+        self._closed = False
+        self._writer = threading.Thread(target=self._write_loop, name="hoprag-store-writer", daemon=True)
+        self._writer.start()
         store.create_run(trace_run, kind="serve", exist_ok=True, artifact_id=artifact_id)
         if feedback_run != trace_run:
             store.create_run(feedback_run, kind="feedback", exist_ok=True)
@@ -88,16 +96,53 @@ class ServiceStore:
     # --- traces --------------------------------------------------------------------------------
 
     def add_trace(self, trace: Trace, citations_shown: int) -> None:
-        """Store the redacted trace and a ``view`` event (the answer was shown with its citations)."""
+        """Queue the redacted trace and a ``view`` event (the answer was shown with its citations)."""
         safe = redact_trace(trace)
         view = FeedbackEvent(event_id=_event_id("view", trace.case_id), run_id=self.feedback_run, kind="view",
                              ts=datetime.now(timezone.utc), case_id=trace.case_id, count=citations_shown)
+        with self._pending_lock:
+            self._pending[trace.case_id] = (safe, view)
+        self._wake.set()
+
+    def flush(self) -> int:
+        """Write every queued answer now (one transaction per table); returns how many."""
+        with self._pending_lock:
+            batch = list(self._pending.values())
+        if not batch:
+            return 0
         with self._lock:  # metrics are recomputed on the next feedback or click, not per answer
-            self.store.add_traces(self.trace_run, [safe])
-            self.store.add_feedback([view])
+            self.store.add_traces(self.trace_run, [t for t, _ in batch])
+            self.store.add_feedback([v for _, v in batch])
+        with self._pending_lock:
+            for t, _ in batch:
+                self._pending.pop(t.case_id, None)
+        return len(batch)
+
+    def _write_loop(self) -> None:
+        import logging
+
+        while not self._closed:
+            self._wake.wait(timeout=1.0)
+            self._wake.clear()
+            time.sleep(0.05)  # let a burst of answers gather into one batch
+            try:
+                self.flush()
+            except Exception as exc:  # noqa: BLE001 - the writer must outlive one failed batch
+                logging.getLogger("hoprag.service").error("storing answers failed: %s", str(exc).splitlines()[0][:200])
+
+    def close(self) -> None:
+        self._closed = True
+        self._wake.set()
+        self._writer.join(timeout=5)
+        self.flush()
 
     def trace(self, trace_id: str) -> Trace | None:
         import sqlalchemy as sa
+
+        with self._pending_lock:
+            queued = self._pending.get(trace_id)
+        if queued is not None:
+            return queued[0]
 
         from hoprag.store import schema
 
@@ -126,6 +171,7 @@ class ServiceStore:
         for tag in dict.fromkeys(tags):
             events.append(FeedbackEvent(event_id=_event_id("tag", trace_id, caller, tag, stamp), run_id=self.feedback_run,
                                         kind="tag", ts=now, case_id=trace_id, tag=tag, stage=TAG_STAGES[tag], meta=meta))
+        self.flush()  # the answer's view event is stored before its feedback is counted
         with self._lock:
             added = self.store.add_feedback(events)
             self._record_metrics()
@@ -136,6 +182,7 @@ class ServiceStore:
         event = FeedbackEvent(event_id=_event_id("click", trace_id, caller, citation, now.isoformat()),
                               run_id=self.feedback_run, kind="click", ts=now, case_id=trace_id, chunk_id=citation,
                               meta={"user": caller})
+        self.flush()
         with self._lock:
             self.store.add_feedback([event])
             self._record_metrics()
@@ -152,6 +199,7 @@ class ServiceStore:
         """Series for the dashboard: thumbs-down rate and citation CTR per time bucket, tags by stage."""
         from hoprag.gates.checks.feedback import TAG_STAGES
 
+        self.flush()
         events = self.store.feedback(run_id or self.feedback_run)
         size = timedelta(hours=1) if bucket == "hour" else timedelta(days=1)
         epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)

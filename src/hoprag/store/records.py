@@ -1,4 +1,4 @@
-"""Records the run store hands back: run headers, baselines and feedback events."""
+"""Records the run store hands back: run headers and their statuses, baselines, feedback events."""
 
 from __future__ import annotations
 
@@ -6,12 +6,24 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-__all__ = ["BaselineInfo", "FeedbackEvent", "RunInfo"]
+__all__ = ["COMPLETE", "FAILED", "INCOMPLETE", "RUNNING", "RUN_STATUSES", "UNKNOWN", "BaselineInfo", "FeedbackEvent",
+           "RemovedRun", "RunInfo"]
+
+RUNNING = "running"
+COMPLETE = "complete"
+FAILED = "failed"
+INCOMPLETE = "incomplete"  # stored as running, but its writer process is gone: it will never finish
+UNKNOWN = "unknown"  # stored before runs had a status
+RUN_STATUSES = (RUNNING, COMPLETE, FAILED, INCOMPLETE, UNKNOWN)
 
 
 @dataclass(frozen=True)
 class RunInfo:
-    """One run: a gated pipeline run, a demo set, an imported feedback batch."""
+    """One run: a gated pipeline run, a demo set, an imported feedback batch.
+
+    ``status`` is one of :data:`RUN_STATUSES`; ``error`` says why a failed run failed; ``writer``
+    names the process that created it (``host:pid:start``).
+    """
 
     run_id: str
     kind: str
@@ -19,6 +31,28 @@ class RunInfo:
     artifact_id: str | None = None
     config: dict[str, Any] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    status: str = RUNNING
+    finished_at: datetime | None = None
+    writer: str | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["created_at"] = self.created_at.isoformat()
+        data["finished_at"] = self.finished_at.isoformat() if self.finished_at else None
+        return data
+
+
+@dataclass(frozen=True)
+class RemovedRun:
+    """What removing one run deleted: row counts per table, and the baselines that pointed at it."""
+
+    run_id: str
+    metrics: int
+    traces: int
+    feedback: int
+    artifacts: int
+    baselines: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,11 @@
 """One interface for runs, traces, metrics, feedback and baselines, on SQLite or PostgreSQL.
 
-``RunStore(url)`` connects at once and creates missing tables; a store that cannot be reached
-raises :class:`StoreError` naming the (password-redacted) URL and the fix. Everything goes
-through SQLAlchemy Core, so the two back-ends run the same statements and the same tests.
+``RunStore(url)`` connects at once and creates missing tables (safe when several processes open
+a new store at once); a store that cannot be reached raises :class:`StoreError` naming the
+(password-redacted) URL and the fix, and so does any database failure later, a lost connection
+included (see :mod:`hoprag.store.connection`). Each write is one transaction. Everything goes
+through SQLAlchemy Core, so the two back-ends run the same statements and the same tests. Runs
+(create, status, list, remove) are in :mod:`hoprag.store.runs`.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import sqlite3
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,59 +22,37 @@ from typing import Any
 import numpy as np
 import sqlalchemy as sa
 
-from hoprag.errors import HopragError
 from hoprag.gates.metrics import Metric
 from hoprag.records import Trace
 from hoprag.store import schema as t
-from hoprag.store.records import BaselineInfo, FeedbackEvent, RunInfo
+from hoprag.store.connection import make_engine, write_connection
+from hoprag.store.errors import StoreError, first_line
+from hoprag.store.records import BaselineInfo, FeedbackEvent
+from hoprag.store.runs import RunRegistry
 from hoprag.store.url import redact, resolve_store_url
+from hoprag.store.values import json_safe as _json_safe
+from hoprag.store.values import utc as _utc
 
 __all__ = ["RunStore", "StoreError"]
 
 
-class StoreError(HopragError):
-    """The run store cannot be reached, or it lacks what was asked for."""
-
-
-def _utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
-
-
-def _json_safe(value: Any) -> Any:
-    """JSON that PostgreSQL accepts: non-finite floats become strings."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, np.generic):
-        return _json_safe(value.item())
-    return value
-
-
-class RunStore:
+class RunStore(RunRegistry):
     """The run store at ``url`` (see :func:`hoprag.store.url.resolve_store_url`)."""
 
     def __init__(self, url: str | Path | None = None) -> None:
         self.url = resolve_store_url(url)
         self.display_url = redact(self.url)
         try:
-            sa_url = sa.engine.make_url(self.url)
-            connect_args: dict[str, Any] = {}
-            if sa_url.get_backend_name() == "sqlite" and sa_url.database not in (None, "", ":memory:"):
-                Path(sa_url.database).parent.mkdir(parents=True, exist_ok=True)
-            if sa_url.get_backend_name() == "postgresql":
-                connect_args["connect_timeout"] = 5
-            self.engine = sa.create_engine(sa_url, connect_args=connect_args, future=True)
-            t.metadata.create_all(self.engine)
-        except (sa.exc.SQLAlchemyError, OSError, ImportError, ValueError) as exc:
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            self.engine = make_engine(self.url, self.display_url)
+            with write_connection(self.engine) as conn:
+                t.ensure_schema(conn)
+        except (StoreError, sa.exc.SQLAlchemyError, sqlite3.Error, OSError, ImportError, ValueError) as exc:
+            reason = exc.reason if isinstance(exc, StoreError) and exc.reason else first_line(exc)
             raise StoreError(
                 f"cannot open the run store {self.display_url}: {reason}. Fix: check the URL given with "
                 "--store or HOPRAG_STORE (postgresql://user:pass@host/db, or a SQLite file path), "
                 "that the server is running and reachable, and for PostgreSQL that "
-                "'hoprag[postgres]' is installed"
+                "'hoprag[postgres]' is installed", reason=reason
             ) from None
         self.dialect = self.engine.dialect.name
 
@@ -82,57 +64,6 @@ class RunStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    # --- runs ----------------------------------------------------------------------------------
-
-    def create_run(self, run_id: str, *, kind: str = "run", config: dict[str, Any] | None = None,
-                   meta: dict[str, Any] | None = None, artifact_id: str | None = None,
-                   exist_ok: bool = False) -> RunInfo:
-        """Register ``run_id``; an existing id raises unless ``exist_ok`` (then it is returned)."""
-        existing = self.get_run(run_id)
-        if existing is not None:
-            if exist_ok:
-                return existing
-            raise StoreError(f"run '{run_id}' already exists in {self.display_url}. Fix: choose another --run-id")
-        row = {"run_id": run_id, "kind": kind, "created_at": datetime.now(timezone.utc),
-               "artifact_id": artifact_id, "config": _json_safe(config or {}), "meta": _json_safe(meta or {})}
-        with self.engine.begin() as conn:
-            conn.execute(t.runs.insert(), row)
-        return self._run_info(row)
-
-    def set_artifact_id(self, run_id: str, artifact_id: str) -> None:
-        """Stamp the id of the artifact (index) a run built onto the run."""
-        self.require_run(run_id)
-        with self.engine.begin() as conn:
-            conn.execute(t.runs.update().where(t.runs.c.run_id == run_id).values(artifact_id=artifact_id))
-
-    def get_run(self, run_id: str) -> RunInfo | None:
-        with self.engine.connect() as conn:
-            row = conn.execute(sa.select(t.runs).where(t.runs.c.run_id == run_id)).mappings().first()
-        return None if row is None else self._run_info(dict(row))
-
-    def require_run(self, run_id: str) -> RunInfo:
-        """The run, or a :class:`StoreError` listing the most recent run ids."""
-        run = self.get_run(run_id)
-        if run is None:
-            known = [r.run_id for r in self.list_runs(limit=10)]
-            listing = ", ".join(known) if known else "none yet"
-            raise StoreError(
-                f"no run '{run_id}' in {self.display_url} (recent runs: {listing}). "
-                "Fix: pass a run id printed by `hoprag gate-run`, or point --store at the right store"
-            )
-        return run
-
-    def list_runs(self, limit: int = 50) -> list[RunInfo]:
-        query = sa.select(t.runs).order_by(t.runs.c.created_at.desc(), t.runs.c.run_id.desc()).limit(limit)
-        with self.engine.connect() as conn:
-            return [self._run_info(dict(r)) for r in conn.execute(query).mappings()]
-
-    @staticmethod
-    def _run_info(row: dict[str, Any]) -> RunInfo:
-        return RunInfo(run_id=row["run_id"], kind=row["kind"], created_at=_utc(row["created_at"]),
-                       artifact_id=row.get("artifact_id"), config=dict(row.get("config") or {}),
-                       meta=dict(row.get("meta") or {}))
 
     # --- metrics -------------------------------------------------------------------------------
 
@@ -182,7 +113,7 @@ class RunStore:
         if not events:
             return 0
         ids = [e.event_id for e in events]
-        with self.engine.begin() as conn:
+        with write_connection(self.engine) as conn:  # reads, then writes: take the write lock first
             seen = set()
             for start in range(0, len(ids), 500):
                 query = sa.select(t.feedback.c.event_id).where(t.feedback.c.event_id.in_(ids[start:start + 500]))

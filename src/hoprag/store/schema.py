@@ -1,18 +1,26 @@
 """Tables of the run store (SQLAlchemy Core): the same DDL on SQLite and PostgreSQL.
 
+``runs`` holds one row per run with its ``status`` (``running`` → ``complete`` or ``failed``) and its
+``writer`` (the process writing it, see :mod:`hoprag.store.writers`).
 ``metrics`` is the one table every hook writes: ``(run_id, stage, metric, value, meta, ts)``.
 ``artifacts`` holds what a baseline must freeze besides numbers (the reference embedding batch, the
 field-type profile of the corpus); ``baselines`` names a run whose metrics and artifacts are the
 reference for later gates.
+
+:func:`ensure_schema` creates what is missing under a lock, so any number of processes may open a
+new store at once, and adds the columns a store made by an older version lacks.
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 
-__all__ = ["SCHEMA_VERSION", "metadata", "runs", "traces", "metrics", "feedback", "artifacts", "baselines"]
+__all__ = ["SCHEMA_VERSION", "artifacts", "baselines", "ensure_schema", "feedback", "metadata", "metrics", "runs",
+           "traces"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: runs.status, finished_at, writer, error
+# pg_advisory_xact_lock key serialising schema creation on PostgreSQL ("hoprag" in ASCII)
+SCHEMA_LOCK_KEY = 0x686F70726167
 metadata = sa.MetaData()
 
 runs = sa.Table(
@@ -24,6 +32,11 @@ runs = sa.Table(
     sa.Column("artifact_id", sa.String(64), nullable=True),
     sa.Column("config", sa.JSON, nullable=False, default=dict),
     sa.Column("meta", sa.JSON, nullable=False, default=dict),
+    # a run stored before statuses existed reads as "unknown": nobody recorded whether it finished
+    sa.Column("status", sa.String(20), nullable=False, server_default="unknown"),
+    sa.Column("finished_at", sa.DateTime(timezone=True), nullable=True),
+    sa.Column("writer", sa.String(300), nullable=True),
+    sa.Column("error", sa.Text, nullable=True),
 )
 
 traces = sa.Table(
@@ -82,3 +95,25 @@ baselines = sa.Table(
     sa.Column("run_id", sa.String(200), nullable=False),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
 )
+
+
+def ensure_schema(conn: sa.Connection) -> None:
+    """Create missing tables and add missing columns, inside the caller's write transaction.
+
+    On PostgreSQL the transaction first takes an advisory lock, on SQLite the caller's ``BEGIN
+    IMMEDIATE`` already holds the write lock: a second process opening a new store waits, then
+    finds every table there (creating with ``IF NOT EXISTS`` alone still races on PostgreSQL).
+    """
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK_KEY})
+    metadata.create_all(conn)
+    inspector = sa.inspect(conn)
+    for table in metadata.sorted_tables:
+        present = {c["name"] for c in inspector.get_columns(table.name)}
+        for column in table.columns:
+            if column.name in present:
+                continue
+            ddl = f"ALTER TABLE {table.name} ADD COLUMN {column.name} {column.type.compile(conn.dialect)}"
+            if column.server_default is not None:
+                ddl += f" NOT NULL DEFAULT '{column.server_default.arg}'"
+            conn.execute(sa.text(ddl))
