@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,12 +32,16 @@ class UnavailableEmbedder:
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
+    """The console entry point run in this process: exit code, stdout, stderr (whitespace folded)."""
     capsys.readouterr()
+    saved, sys.argv = sys.argv, ["hoprag", *map(str, args)]
     try:
-        main([str(a) for a in args])
+        main()
         code = 0
     except SystemExit as exc:
         code = int(exc.code or 0)
+    finally:
+        sys.argv = saved
     captured = capsys.readouterr()
     return code, captured.out, " ".join(captured.err.split())
 

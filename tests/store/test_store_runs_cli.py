@@ -26,12 +26,16 @@ GHOST = ("import os, sys\n"
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """The console entry point run in this process: exit code, stdout, stderr (whitespace folded)."""
     capsys.readouterr()
+    saved, sys.argv = sys.argv, ["hoprag", *args]
     try:
-        main(list(args))
+        main()
         code = 0
     except SystemExit as exc:
         code = int(exc.code or 0)
+    finally:
+        sys.argv = saved
     captured = capsys.readouterr()
     return code, captured.out, " ".join(captured.err.split())
 
