@@ -6,7 +6,8 @@ questions bridge on. Scoring is bm25s's (``method="lucene"``: idf ``ln(1 + (N - 
 
 The hot path tokenises the query once, asks bm25s for the score vector, zeroes excluded and
 filtered-out chunks in place, and selects the top k among chunks with a non-zero score. Filtering
-before selection keeps ``filters`` and ``exclude`` exact (no over-fetch that could run short).
+before selection keeps ``filters``, ``exclude`` and ``clearance`` exact (no over-fetch that could
+run short, and nothing above the caller's clearance is ever a candidate).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import bm25s
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from hoprag.acl import Clearance, resolve_clearance
 from hoprag.errors import ConfigError, EmptyCorpusError
 from hoprag.index.base import Filters
 from hoprag.index.chunk_table import ChunkTable
@@ -143,7 +145,9 @@ class BM25Retriever:
         *,
         filters: Filters | None = None,
         exclude: Collection[str] = (),
+        clearance: str | Clearance | None = None,
     ) -> list[Hit]:
+        cleared = resolve_clearance(clearance)
         if k <= 0:
             return []
         ids = self.token_ids(query)
@@ -151,7 +155,7 @@ class BM25Retriever:
             return []
         scores = self.model.get_scores_from_ids(ids)
         keep = scores != 0  # a zero score means no query term: never a hit
-        allowed = self.table.allowed(filters, exclude)
+        allowed = self.table.allowed(filters, exclude, cleared)
         if allowed is not None:
             keep &= allowed
         return self.table.top(scores, k, keep, "bm25")
@@ -163,6 +167,7 @@ class BM25Retriever:
         *,
         filters: Filters | None = None,
         exclude: Collection[str] = (),
+        clearance: str | Clearance | None = None,
     ) -> list[list[Hit]]:
-        """``retrieve`` for each query, same filters and exclusions."""
-        return [self.retrieve(q, k, filters=filters, exclude=exclude) for q in queries]
+        """``retrieve`` for each query, same filters, exclusions and clearance."""
+        return [self.retrieve(q, k, filters=filters, exclude=exclude, clearance=clearance) for q in queries]

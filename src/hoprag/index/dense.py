@@ -2,8 +2,8 @@
 
 Each chunk is embedded as BM25 sees it (``title + "\\n" + text``, see
 :func:`hoprag.index.bm25.index_text`). The default search is exact: one float32 matrix-vector
-product over every chunk, then filters, exclusions and the score threshold remove candidates
-*before* the top k are selected, so they never make a result run short. Ties are broken by chunk
+product over every chunk, then filters, exclusions, the caller's clearance and the score threshold
+remove candidates *before* the top k are selected, so they never make a result run short. Ties are broken by chunk
 order, so the same index and query always give the same hits.
 
 For large corpora ``backend="faiss"`` (``IndexFlatIP``, exact) or ``backend="usearch"`` (HNSW,
@@ -22,6 +22,7 @@ from typing import Any, Callable, Literal
 
 import numpy as np
 
+from hoprag.acl import Clearance, resolve_clearance
 from hoprag.errors import ConfigError
 from hoprag.index.base import Filters
 from hoprag.index.bm25 import index_text
@@ -130,13 +131,15 @@ class DenseRetriever:
         *,
         filters: Filters | None = None,
         exclude: Collection[str] = (),
+        clearance: str | Clearance | None = None,
     ) -> list[Hit]:
+        cleared = resolve_clearance(clearance)
         if k <= 0 or not query.strip():
             return []
         qv = self.query_vector(query)
         if not qv.any():  # no token the embedder knows: nothing to compare with
             return []
-        allowed = self.table.allowed(filters, exclude)
+        allowed = self.table.allowed(filters, exclude, cleared)
         if self._ann is not None:
             hits = self._ann_top(qv, k, allowed)
             if hits is not None:
@@ -151,14 +154,15 @@ class DenseRetriever:
         *,
         filters: Filters | None = None,
         exclude: Collection[str] = (),
+        clearance: str | Clearance | None = None,
     ) -> list[list[Hit]]:
-        """``retrieve`` for each query, same filters and exclusions; the queries are embedded in one batch."""
+        """``retrieve`` for each query, same filters, exclusions and clearance; the queries are embedded in one batch."""
         with self._cache_lock:
             missing = [q for q in dict.fromkeys(queries) if q.strip() and q not in self._query_cache]
         if missing:
             for q, v in zip(missing, self.embedder.embed(missing)):
                 self._remember(q, v)
-        return [self.retrieve(q, k, filters=filters, exclude=exclude) for q in queries]
+        return [self.retrieve(q, k, filters=filters, exclude=exclude, clearance=clearance) for q in queries]
 
     # --- selection ----------------------------------------------------------------------------
 

@@ -1,7 +1,9 @@
 """Hybrid retrieval: BM25 and dense hit lists fused into one ranking.
 
-Each side is asked for ``depth = max(min_depth, depth_factor * k)`` hits (with the same filters and
-exclusions), so a chunk ranked modestly by both can still surface in the fused top ``k``.
+Each side is asked for ``depth = max(min_depth, depth_factor * k)`` hits (with the same filters,
+exclusions and clearance), so a chunk ranked modestly by both can still surface in the fused top
+``k``. Both sides filter by clearance before their own top-k, so fusion only ever sees allowed hits
+and returns ``k`` of them whenever ``k`` exist.
 
 ``fusion="rrf"`` (default) is reciprocal-rank fusion (Cormack, Clarke and Buettcher, SIGIR 2009),
 see :mod:`hoprag.index.fusion`::
@@ -24,6 +26,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 from typing import Literal
 
+from hoprag.acl import Clearance, resolve_clearance
 from hoprag.errors import ConfigError
 from hoprag.index.base import Filters, Retriever
 from hoprag.index.fusion import RRF_K, reciprocal_rank_fusion
@@ -113,13 +116,17 @@ class HybridRetriever:
         *,
         filters: Filters | None = None,
         exclude: Collection[str] = (),
+        clearance: str | Clearance | None = None,
     ) -> list[Hit]:
+        cleared = resolve_clearance(clearance)
         if k <= 0:
             return []
         depth = self.depth(k)
+        # passed only when set, so retrievers written before clearance existed still plug in
+        extra = {"clearance": cleared} if cleared is not None else {}
         lists = [
-            self.sparse.retrieve(query, depth, filters=filters, exclude=exclude),
-            self.dense.retrieve(query, depth, filters=filters, exclude=exclude),
+            self.sparse.retrieve(query, depth, filters=filters, exclude=exclude, **extra),
+            self.dense.retrieve(query, depth, filters=filters, exclude=exclude, **extra),
         ]
         if self.fusion == "rrf":
             return reciprocal_rank_fusion(lists, k=self.rrf_k, weights=self.weights, limit=k, retriever=self.name)
@@ -132,6 +139,7 @@ class HybridRetriever:
         *,
         filters: Filters | None = None,
         exclude: Collection[str] = (),
+        clearance: str | Clearance | None = None,
     ) -> list[list[Hit]]:
-        """``retrieve`` for each query, same filters and exclusions."""
-        return [self.retrieve(q, k, filters=filters, exclude=exclude) for q in queries]
+        """``retrieve`` for each query, same filters, exclusions and clearance."""
+        return [self.retrieve(q, k, filters=filters, exclude=exclude, clearance=clearance) for q in queries]

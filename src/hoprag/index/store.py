@@ -27,6 +27,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hoprag import __version__
+from hoprag.acl import acl_counts
 from hoprag.errors import ConfigError, EmptyCorpusError, HopragError, IndexLoadError, InputError
 from hoprag.files import read_text
 from hoprag.index.base import Retriever
@@ -111,6 +112,8 @@ class IndexManifest(BaseModel):
     created_at: str
     artifact_id: str
     dense: DenseInfo | None = None
+    #: documents per ``acl`` class as the corpus labels them (``""`` = no class); see :mod:`hoprag.acl`
+    acl_classes: dict[str, int] = Field(default_factory=dict)
 
 
 def config_hash(config: IndexConfig) -> str:
@@ -277,6 +280,7 @@ def build_index(
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
         artifact_id=uuid.uuid4().hex,
         dense=dense_info,
+        acl_classes=acl_counts(docs),
     )
     tmp = out / (MANIFEST + ".tmp")
     tmp.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
