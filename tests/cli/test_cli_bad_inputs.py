@@ -212,6 +212,14 @@ BAD_INPUTS: list[tuple[list[str], set[int]]] = [
     (["feedback", "import", "not-json.jsonl"], {2}),
     (["feedback", "import", "adir"], {2}),
     (["feedback", "import", "empty.jsonl", "--window", "forever"], {2}),
+    # runs
+    (["runs"], {0, 2}),
+    (["runs", "list", "--status", "bogus"], {2}),
+    (["runs", "list", "--store", "adir"], {2}),
+    (["runs", "list", "--store", "postgresql://u:pw@127.0.0.1:1/db"], {2}),
+    (["runs", "rm"], {2}),
+    (["runs", "rm", "no-such-run"], {2}),
+    (["runs", "rm", "--failed", "--store", "nosuchdb://x/y"], {2}),
     # demo
     (["demo", "--data", "missing-data", "--out", "dm"], {2}),
     (["demo", "--data", "a-file", "--out", "dm"], {2}),
