@@ -163,7 +163,9 @@ def ask_cmd(
     synth_llm: Optional[str] = SYNTH_OPT,
     base_url: Optional[str] = BASE_URL_OPT,
     rerank: str = RERANK_OPT,
-    as_json: bool = typer.Option(False, "--json", help="print the whole Trace as JSON"),
+    as_json: bool = typer.Option(
+        False, "--json", help="print the whole Trace as JSON (printed, not stored: PII is not redacted)"
+    ),
 ) -> None:
     """Answer one question, then show the evidence trail hop by hop."""
     from hoprag.index.store import load_index
@@ -205,6 +207,11 @@ def run_cmd(
     base_url: Optional[str] = BASE_URL_OPT,
     rerank: str = RERANK_OPT,
     resume: bool = typer.Option(True, "--resume/--no-resume", help="skip cases already in --out"),
+    redact: bool = typer.Option(
+        True, "--redact/--no-redact",
+        help="replace emails, phones, cards, IBANs and national ids in the written traces by <EMAIL_1>-style "
+        "placeholders (ids and offsets kept); --no-redact keeps the raw text",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Answer every case's question and write one Trace per case."""
@@ -220,7 +227,7 @@ def run_cmd(
         base_url=base_url, rerank=rerank, fusion=fusion,
     )
     with progress_bar(f"run {engine}", len(questions), quiet=quiet) as progress:
-        summary = run_questions(runner, questions, out_file, resume=resume, progress=progress)
+        summary = run_questions(runner, questions, out_file, resume=resume, progress=progress, redact=redact)
     out.print(
         f"run {summary.run_id}: wrote {summary.written} traces ({summary.resumed} already done, "
         f"{summary.errors} errors) → {summary.out}"

@@ -100,8 +100,12 @@ def run_demo(
     thresholds: Path | None = Path("thresholds.yaml"),
     dense: bool = False,
     embedder: str = "minilm",
+    redact: bool = True,
 ) -> DemoReport:
-    """``store_url`` (default: ``HOPRAG_STORE`` or ``.hoprag/hoprag.db``) receives every stage's metrics."""
+    """``store_url`` (default: ``HOPRAG_STORE`` or ``.hoprag/hoprag.db``) receives every stage's metrics.
+
+    ``redact``: PII in the written and stored traces is replaced by placeholders (:mod:`hoprag.redact`).
+    """
     from hoprag.gates.pipeline import record_demo_stages
     from hoprag.store import RunStore
 
@@ -135,7 +139,7 @@ def run_demo(
             engine = make_engine(engine_kind, index, mode=mode)
             traces_path = work / f"traces-{engine_name}.jsonl"
             with progress_bar(f"{name}: {engine_name}", len(questions), quiet=quiet) as progress:
-                summary = run_questions(engine, questions, traces_path, resume=False, progress=progress)
+                summary = run_questions(engine, questions, traces_path, resume=False, progress=progress, redact=redact)
             traces = read_traces(traces_path)
             result = evaluate(cases, traces, ks=(2, 5, 10))
             (work / f"eval-{engine_name}.json").write_text(json.dumps(result.to_json(), indent=2), encoding="utf-8")
@@ -157,6 +161,7 @@ def run_demo(
             cases,
             {e: read_traces(work / f"traces-{e}.jsonl") for e in ENGINES},
             embedder=embedder if dense else "hash",  # embedding QA on the index's own model when it has one
+            redact=redact,
         )
         entry["gates"] = {"metrics_per_stage": stage_counts, **_gate_set(store, run_id, thresholds)}
         results[name] = entry

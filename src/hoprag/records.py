@@ -283,7 +283,9 @@ class Trace:
     ``fallbacks`` counts those fallbacks per role (``{"planner": 1, "judge": 2}``); ``timings``
     splits the wall time by phase (``planning_ms``, ``retrieval_ms``, ``ranking_ms``, ``synthesis_ms``).
     ``redacted`` says PII in the trace's text was replaced by placeholders (:mod:`hoprag.redact`);
-    ``redactions`` counts the distinct values replaced per kind (``{"email": 2}``).
+    ``redactions`` counts the distinct values replaced per kind (``{"email": 2}``), and
+    ``redaction_shifts`` maps an evidence entry's redacted text back to its source offsets
+    (chunk id → ``(position, shift)`` change points; see :func:`hoprag.redact.source_offset`).
     """
 
     run_id: str
@@ -304,6 +306,7 @@ class Trace:
     timings: dict[str, float] = field(default_factory=dict)
     redacted: bool = False
     redactions: dict[str, int] = field(default_factory=dict)
+    redaction_shifts: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -329,6 +332,8 @@ class Trace:
             timings={str(k): float(v) for k, v in (data.get("timings") or {}).items()},
             redacted=bool(data.get("redacted", False)),
             redactions={str(k): int(v) for k, v in (data.get("redactions") or {}).items()},
+            redaction_shifts={str(k): tuple((int(p), int(s)) for p, s in v)
+                              for k, v in (data.get("redaction_shifts") or {}).items()},
         )
 
 

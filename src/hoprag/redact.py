@@ -15,6 +15,7 @@ replaced; the offsets still point at the source.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections import Counter
@@ -22,10 +23,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from hoprag.pii import PII_KINDS, might_hold_pii, scan_text
+from hoprag.pii import PII_KINDS, PiiFinding, might_hold_pii, scan_text
 from hoprag.records import Answer, Evidence, Hit, HopStep, Trace
 
-__all__ = ["PLACEHOLDER", "PLACEHOLDER_NAMES", "PlaceholderTable", "redact_text", "redact_trace"]
+__all__ = ["PLACEHOLDER", "PLACEHOLDER_NAMES", "PlaceholderTable", "redact_text", "redact_trace", "source_length",
+           "source_offset"]
 
 PLACEHOLDER_NAMES = {kind: kind.upper() for kind in PII_KINDS}
 _KIND_OF_NAME = {name: kind for kind, name in PLACEHOLDER_NAMES.items()}
@@ -36,7 +38,7 @@ PLACEHOLDER = re.compile(r"<(" + "|".join(PLACEHOLDER_NAMES.values()) + r")_([1-
 _ID_KEYS = frozenset({"from_chunk", "chunk", "chunks", "exclude", "include", "selected", "depends_on"})
 # A placeholder holds no "@" and no digit a detector can use (the digits follow an underscore), so
 # each pass removes material; passes after the first only find what an overlap hid in the one before.
-_MAX_PASSES = 16
+_MAX_PASSES = 8
 
 TextFn = Callable[[str], str]
 
@@ -80,6 +82,12 @@ class PlaceholderTable:
         return {kind: n for kind, n in sorted(self._highest.items()) if n}
 
 
+@functools.lru_cache(maxsize=8192)
+def _findings(text: str) -> tuple[PiiFinding, ...]:
+    # The traces of one run retrieve the same passages over and over: scan each text once per process.
+    return tuple(scan_text(text))
+
+
 def redact_text(text: str, table: PlaceholderTable | None = None) -> str:
     """``text`` with every PII finding replaced by its typed placeholder from ``table``.
 
@@ -87,25 +95,73 @@ def redact_text(text: str, table: PlaceholderTable | None = None) -> str:
     """
     if not might_hold_pii(text):
         return text
-    table = table if table is not None else PlaceholderTable()
+    return _redact(text, table if table is not None else PlaceholderTable())[0]
+
+
+def _redact(text: str, table: PlaceholderTable, origin: list[int] | None = None) -> tuple[str, list[int] | None]:
+    """The redacted text and, when anything was replaced, ``origin``: for each position of the new
+    text (and its end), the position in the source text. Inside a placeholder it keeps the shift in
+    force before it; the shift jumps at the placeholder's end."""
     table.reserve(text)
-    for _ in range(_MAX_PASSES):
-        findings = scan_text(text)
-        if not findings:
-            return text
+    passes = 0
+    while findings := _findings(text):
+        # Past _MAX_PASSES (not reached by any input we know of) values get an unnumbered mask, which
+        # holds no digit: every pass then removes "@" or digits, so the loop ends.
+        numbered = passes < _MAX_PASSES
+        passes += 1
+        if origin is None:
+            origin = list(range(len(text) + 1))
         parts: list[str] = []
+        moved: list[int] = []
         last = 0
         for finding in findings:
-            parts.append(text[last:finding.start])
-            parts.append(table.placeholder(finding.kind, text[finding.start:finding.end]))
+            value = text[finding.start:finding.end]
+            mark = table.placeholder(finding.kind, value) if numbered else f"<{PLACEHOLDER_NAMES[finding.kind]}>"
+            parts += [text[last:finding.start], mark]
+            moved += origin[last:finding.start]
+            moved += [origin[finding.start] + i for i in range(len(mark))]
             last = finding.end
         parts.append(text[last:])
-        text = "".join(parts)
-    # Not reached by any input we know of; an unnumbered mask holds no digit, so this loop ends.
-    while findings := scan_text(text):
-        for finding in reversed(findings):
-            text = text[:finding.start] + f"<{PLACEHOLDER_NAMES[finding.kind]}>" + text[finding.end:]
-    return text
+        moved += origin[last:]
+        text, origin = "".join(parts), moved
+    return text, (origin if passes else None)
+
+
+def _shifts(origin: list[int]) -> tuple[tuple[int, int], ...]:
+    """``origin`` as its change points: ``(position, shift)``, the shift applying from there on."""
+    out: list[tuple[int, int]] = []
+    for pos, src in enumerate(origin):
+        shift = src - pos
+        if not out or out[-1][1] != shift:
+            out.append((pos, shift))
+    return tuple(p for p in out if p != (0, 0))
+
+
+def _origin(length: int, shifts: tuple[tuple[int, int], ...]) -> list[int]:
+    return [pos + _shift_at(shifts, pos) for pos in range(length + 1)]
+
+
+def _shift_at(shifts: tuple[tuple[int, int], ...], pos: int) -> int:
+    shift = 0
+    for at, value in shifts:
+        if at > pos:
+            break
+        shift = value
+    return shift
+
+
+def source_offset(trace: Trace, chunk_id: str, pos: int) -> int:
+    """Where position ``pos`` of an evidence entry's text lies in its source text.
+
+    The same position unless redaction replaced a value before it: a placeholder is seldom as long
+    as the value. Add ``entry.hit.start`` for the position in the document. Exact outside placeholders.
+    """
+    return pos + _shift_at(trace.redaction_shifts.get(chunk_id, ()), pos)
+
+
+def source_length(trace: Trace, entry: Evidence) -> int:
+    """The length of the source text of ``entry`` (``len(entry.text)`` unless values were replaced)."""
+    return source_offset(trace, entry.chunk_id, len(entry.text))
 
 
 def _free(value: Any, fn: TextFn, key: str = "") -> Any:
@@ -121,12 +177,19 @@ def _free(value: Any, fn: TextFn, key: str = "") -> Any:
     return value
 
 
+def _changed(record: Any, **fields: Any) -> Any:
+    """``record`` with ``fields`` replaced, or ``record`` itself when none differs (most hold no PII)."""
+    if all(getattr(record, name) == value for name, value in fields.items()):
+        return record
+    return replace(record, **fields)
+
+
 def _hit(hit: Hit, fn: TextFn) -> Hit:
-    return replace(hit, title=fn(hit.title)) if hit.title else hit
+    return _changed(hit, title=fn(hit.title)) if hit.title else hit
 
 
 def _step(step: HopStep, fn: TextFn) -> HopStep:
-    return replace(
+    return _changed(
         step,
         sub_query=fn(step.sub_query),
         issued_query=fn(step.issued_query),
@@ -138,16 +201,16 @@ def _step(step: HopStep, fn: TextFn) -> HopStep:
 
 
 def _evidence(item: Evidence, fn: TextFn) -> Evidence:
-    return replace(item, hit=_hit(item.hit, fn), text=fn(item.text), title=fn(item.title), sub_query=fn(item.sub_query))
+    return _changed(item, hit=_hit(item.hit, fn), text=fn(item.text), title=fn(item.title), sub_query=fn(item.sub_query))
 
 
 def _answer(answer: Answer, fn: TextFn) -> Answer:
-    return replace(answer, text=fn(answer.text), claims=tuple(replace(c, text=fn(c.text)) for c in answer.claims))
+    return _changed(answer, text=fn(answer.text), claims=tuple(_changed(c, text=fn(c.text)) for c in answer.claims))
 
 
 def _map_text(trace: Trace, fn: TextFn) -> Trace:
     """``trace`` with ``fn`` applied to every text it holds; ids, offsets, ranks and scores untouched."""
-    return replace(
+    return _changed(
         trace,
         question=fn(trace.question),
         steps=tuple(_step(s, fn) for s in trace.steps),
@@ -162,8 +225,10 @@ def _map_text(trace: Trace, fn: TextFn) -> Trace:
 def redact_trace(trace: Trace) -> Trace:
     """``trace`` with PII in all its text replaced, numbered across the whole trace, marked redacted.
 
-    Redacting a redacted trace returns an equal trace: placeholders are not PII, and new values
-    (if any were added since) are numbered after the ones already there.
+    An evidence entry whose text changed gets its shifts recorded (``trace.redaction_shifts``), so
+    :func:`source_offset` still places each of its characters in the source; the shifts hold the
+    lengths of replaced values, never the values. Redacting a redacted trace returns an equal trace:
+    placeholders are not PII, and values added since are numbered after the ones already there.
     """
     table = PlaceholderTable()
 
@@ -171,7 +236,7 @@ def redact_trace(trace: Trace) -> Trace:
         table.reserve(text)
         return text
 
-    _map_text(trace, reserve)
+    _map_text(trace, reserve)  # unchanged text builds no new records: this pass only reads
     done: dict[str, str] = {}
 
     def redact(text: str) -> str:
@@ -179,8 +244,17 @@ def redact_trace(trace: Trace) -> Trace:
             done[text] = redact_text(text, table)
         return done[text]
 
+    shifts = dict(trace.redaction_shifts)
+    for entry in trace.evidence:  # located text: redact it keeping the map back to the source
+        if might_hold_pii(entry.text):
+            old = shifts.get(entry.chunk_id, ())
+            text, origin = _redact(entry.text, table, _origin(len(entry.text), old) if old else None)
+            done.setdefault(entry.text, text)
+            if origin is not None:
+                shifts[entry.chunk_id] = _shifts(origin)
     redacted = _map_text(trace, redact)
     counts = dict(trace.redactions)
     for kind, n in table.counts().items():
         counts[kind] = max(counts.get(kind, 0), n)
-    return replace(redacted, redacted=True, redactions=dict(sorted(counts.items())))
+    return replace(redacted, redacted=True, redactions=dict(sorted(counts.items())),
+                   redaction_shifts={k: v for k, v in shifts.items() if v})

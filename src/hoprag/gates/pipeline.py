@@ -164,8 +164,12 @@ def run_gated_pipeline(corpora: Sequence[str | Path], cases_path: str | Path, ou
                        store: RunStore, *, run_id: str | None = None, engines: Sequence[str] = ("multihop",),
                        chunk_config: Any = None, embedder: BatchEmbedder | str = "auto",
                        baseline: str | None = "default", required_fields: Sequence[str] = ("text", "source"),
-                       feedback_path: str | Path | None = None, ks: tuple[int, ...] = (5, 10)) -> GatedRun:
-    """Run every stage on ``corpora`` and the questions of ``cases_path``; metrics go to ``store``."""
+                       feedback_path: str | Path | None = None, ks: tuple[int, ...] = (5, 10),
+                       redact: bool = True) -> GatedRun:
+    """Run every stage on ``corpora`` and the questions of ``cases_path``; metrics go to ``store``.
+
+    ``redact``: PII in the traces files and the store's trace rows is replaced by placeholders.
+    """
     from hoprag.datasets.schema import load_cases
     from hoprag.index.store import IndexConfig, build_index, load_index
     from hoprag.ingest.chunking import chunk_documents
@@ -211,11 +215,11 @@ def run_gated_pipeline(corpora: Sequence[str | Path], cases_path: str | Path, ou
     questions = questions_from_cases(cases)
     for engine_name in engines:
         path = out / f"traces-{engine_name}.jsonl"
-        run_questions(make_engine(engine_name, index), questions, path, run_id=run_id, resume=False)
+        run_questions(make_engine(engine_name, index), questions, path, run_id=run_id, resume=False, redact=redact)
         from hoprag.evaluation.runner import read_traces
 
         traces = read_traces(path)
-        store.add_traces(run_id, traces)
+        store.add_traces(run_id, traces, redact=redact)
         traces_paths[engine_name] = path
         _answer_stages(runner, sink, engine_name, traces, cases, ks)
     _feedback_stage(runner, sink, store, run_id, Path(feedback_path) if feedback_path else None)
@@ -233,7 +237,8 @@ def _stamp_index(store: RunStore, run_id: str, index_dir: Path, artifact_id: str
 def record_demo_stages(store: RunStore, run_id: str, documents: Sequence[Document], chunks: Sequence[Chunk],
                        index: Any, cases: Sequence[Case], traces_by_engine: Mapping[str, Sequence[Trace]], *,
                        chunk_config: Any = None, embedder: BatchEmbedder | str = "hash",
-                       baseline: str | None = "default", ks: tuple[int, ...] = (5, 10)) -> dict[str, int]:
+                       baseline: str | None = "default", ks: tuple[int, ...] = (5, 10),
+                       redact: bool = True) -> dict[str, int]:
     """Record every stage of work already done (the demo's) under ``run_id``; returns metrics per stage.
 
     ``index`` is a :class:`~hoprag.index.store.LoadedIndex` (its artifact gets the run stamp).
@@ -260,7 +265,7 @@ def record_demo_stages(store: RunStore, run_id: str, documents: Sequence[Documen
         _stamp_index(store, run_id, Path(index.directory), manifest.artifact_id)
     sink.flush()
     for engine_name, traces in traces_by_engine.items():
-        store.add_traces(run_id, traces)
+        store.add_traces(run_id, traces, redact=redact)
         _answer_stages(runner, sink, engine_name, list(traces), cases, ks)
     _feedback_stage(runner, sink, store, run_id, None)
     return _stage_counts(runner.emitted)

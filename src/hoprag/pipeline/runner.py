@@ -17,6 +17,7 @@ from hoprag.errors import HopragError, InputError
 from hoprag.pipeline.engine import Engine
 from hoprag.jsonl import append_record, read_jsonl_dicts
 from hoprag.records import Answer, Trace
+from hoprag.redact import redact_trace
 
 ProgressFn = Callable[[int, int], None]
 
@@ -63,6 +64,7 @@ def run_questions(
     run_id: str | None = None,
     resume: bool = True,
     progress: ProgressFn | None = None,
+    redact: bool = True,
 ) -> RunSummary:
     """Answer every question with ``engine``, appending one Trace per question to ``out``."""
     out = Path(out)
@@ -90,7 +92,7 @@ def run_questions(
                 config_hash=getattr(engine, "config_hash", ""),
                 error=f"{type(exc).__name__}: {exc}",
             )
-        append_record(out, trace)
+        append_record(out, redact_trace(trace) if redact else trace)  # PII never reaches the file
         written += 1
         if progress is not None:
             progress(index, len(todo))

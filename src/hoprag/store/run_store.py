@@ -24,6 +24,7 @@ import sqlalchemy as sa
 
 from hoprag.gates.metrics import Metric
 from hoprag.records import Trace
+from hoprag.redact import redact_trace
 from hoprag.store import schema as t
 from hoprag.store.connection import make_engine, write_connection
 from hoprag.store.errors import StoreError, first_line
@@ -90,9 +91,10 @@ class RunStore(RunRegistry):
 
     # --- traces --------------------------------------------------------------------------------
 
-    def add_traces(self, run_id: str, traces: Iterable[Trace]) -> int:
+    def add_traces(self, run_id: str, traces: Iterable[Trace], *, redact: bool = True) -> int:
+        """Store traces; PII in their text is replaced by placeholders unless ``redact=False``."""
         rows = [{"run_id": run_id, "case_id": tr.case_id, "engine": tr.engine,
-                 "data": _json_safe(tr.to_dict())} for tr in traces]
+                 "data": _json_safe((redact_trace(tr) if redact else tr).to_dict())} for tr in traces]
         if rows:
             with self.engine.begin() as conn:
                 conn.execute(t.traces.insert(), rows)
