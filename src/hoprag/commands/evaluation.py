@@ -128,6 +128,10 @@ def register(app: typer.Typer) -> None:
         manifest = write_split(result, out_dir, sealed=_csv(seal))
         sizes = ", ".join(f"{n}={e['cases']}" for n, e in manifest["partitions"].items())
         out.print(f"{manifest['groups']} groups (largest {manifest['largest_group']}): {sizes} → {out_dir}")
+        links = manifest["links"]
+        if links.get("evidence") or links.get("paraphrase"):
+            out.print(f"kept together beyond the keys: {links['evidence']} case pairs with near-identical evidence, "
+                      f"{links['paraphrase']} paraphrased question pairs")
         empty = [n for n, e in manifest["partitions"].items() if not e["cases"]]
         if empty:
             err.print(f"[yellow]warning:[/] partitions {empty} are empty: the keys join cases into "
@@ -141,23 +145,38 @@ def register(app: typer.Typer) -> None:
         files: list[Path] = typer.Argument(..., help="TRAIN DEV TEST (any number of partitions)"),
         threshold: float = typer.Option(0.7, "--threshold", help="near-duplicate Jaccard threshold"),
         json_out: Optional[Path] = typer.Option(None, "--json"),
-        strict: bool = typer.Option(False, "--strict", help="exit 1 on any leak"),
+        evidence_threshold: float = typer.Option(
+            0.8, "--evidence-threshold", min=0.01, max=1.0,
+            help="required-fact / source Jaccard at which two cases' evidence counts as near-identical",
+        ),
+        paraphrase_threshold: float = typer.Option(
+            0.6, "--paraphrase-threshold", min=0.01, max=1.0,
+            help="content-word Jaccard at which two questions about the same subject count as paraphrases",
+        ),
+        strict: bool = typer.Option(False, "--strict", help="exit 1 on any leak, case-level or shared value"),
     ) -> None:
-        """Shared bridge entities, families, templates, seeds and near-duplicate questions across partitions."""
+        """Leaks by case (shared seed, template, family or bridge entity, near-identical evidence, paraphrased
+        or near-duplicate questions) and shared values, for every pair of partitions."""
         from hoprag.datasets.leakage import leakage_report, sealed_status
 
-        report = leakage_report({p.stem: _cases(p) for p in files}, threshold=threshold)
+        names = _partition_names(files)
+        report = leakage_report({n: _cases(p) for n, p in zip(names, files)}, threshold=threshold,
+                                evidence_threshold=evidence_threshold, paraphrase_threshold=paraphrase_threshold)
         report["sealed"] = sealed_status(files)
         for pair, entry in report["pairs"].items():
-            out.print(f"{pair}: {entry['leaks']} leaks — " + ", ".join(
-                f"{k}={len(v)}" for k, v in entry.items() if isinstance(v, list)))
-            for dup in entry["near_duplicates"][:5]:
-                out.print(f"  near-duplicate {dup['a']} ~ {dup['b']} (jaccard {dup['jaccard']})")
+            out.print(f"{pair}: {entry['leaks']} leaks, {entry['case_leaks']} case pairs — " + ", ".join(
+                f"{k}={len(v)}" for k, v in entry.items() if isinstance(v, list) and k != "case_pairs"))
+            strong = [p for p in entry["case_pairs"] if p["strong"]]
+            weak = [p for p in entry["case_pairs"] if not p["strong"]]
+            for found in strong + weak[:10]:
+                out.print(f"  {escape(found['summary'])}", soft_wrap=True)
+            if len(weak) > 10:
+                out.print(f"  … and {len(weak) - 10} more case pairs sharing a key (--json lists every pair)")
         if report["sealed"] is not None:
             out.print(f"sealed hashes: {report['sealed']}")
         _write_json(json_out, report)
         bad_seal = report["sealed"] is not None and not all(report["sealed"].values())
-        if strict and (report["total_leaks"] or bad_seal):
+        if strict and (report["total_leaks"] or report["case_leaks"] or bad_seal):
             raise typer.Exit(1)
 
     @app.command("ablate")
@@ -278,6 +297,20 @@ def register(app: typer.Typer) -> None:
         n_q = write_qrels(qrels, _cases(cases_file))
         n_r = write_run(run, read_traces(traces_file), tag=tag, source=source)
         out.print(f"wrote {n_q} qrels lines → {qrels}, {n_r} run lines → {run}")
+
+
+def _partition_names(files: list[Path]) -> list[str]:
+    """File stems; the path where two stems agree, numbered where two paths do."""
+    stems = [p.stem for p in files]
+    names: list[str] = []
+    for stem, path in zip(stems, files):
+        name = stem if stems.count(stem) == 1 else str(path)
+        base, n = name, 1
+        while name in names:
+            n += 1
+            name = f"{base}#{n}"
+        names.append(name)
+    return names
 
 
 def _print_labels(labels: Any) -> None:

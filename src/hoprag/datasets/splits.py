@@ -5,6 +5,12 @@ Keys (``--by``): ``source_family``, ``entity`` (each of ``split_keys.entities``,
 stays together), ``question_type``. Cases are the nodes of a graph joined whenever they share a value
 of any chosen key; its connected components (union-find) are the groups, and no group is ever split.
 
+Two links are always applied as well, the ones ``hoprag leakage`` reports by case
+(:mod:`hoprag.datasets.similarity`): cases with near-identical evidence (required-fact or source
+Jaccard >= ``evidence_threshold``, default 0.8) and paraphrased questions (content-word Jaccard >=
+``paraphrase_threshold``, default 0.6, about the same subject) are joined, so two rewordings of one
+question never land on both sides of a split even without a shared seed. ``None`` turns a link off.
+
 Assignment: groups are shuffled with ``random.Random(seed)``, then placed largest first into the
 partition with the largest remaining deficit ``target_p - size_p`` (targets = ratios x cases), ties
 by partition order. Ratios are met as closely as the groups allow; the achieved sizes and the
@@ -21,11 +27,12 @@ import hashlib
 import json
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hoprag.datasets.schema import Case, load_cases, write_cases
+from hoprag.datasets.similarity import evidence_pairs, paraphrase_pairs
 from hoprag.errors import ConfigError, InputError
 from hoprag.files import read_text
 from hoprag.jsonl import parse_json
@@ -50,8 +57,28 @@ def key_values(case: Case, key: str) -> list[str]:
     raise ConfigError(f"unknown split key {key!r}; valid: {', '.join(SPLIT_KEYS)}")
 
 
-def groups_of(cases: Sequence[Case], keys: Sequence[str]) -> list[list[int]]:
-    """Connected components of cases that share a value of any key (indices into ``cases``)."""
+def similarity_links(
+    cases: Sequence[Case], *, evidence_threshold: float | None = 0.8, paraphrase_threshold: float | None = 0.6
+) -> dict[str, list[tuple[int, int]]]:
+    """Index pairs joined by near-identical evidence and by paraphrase (see the module doc)."""
+    links: dict[str, list[tuple[int, int]]] = {"evidence": [], "paraphrase": []}
+    if evidence_threshold is not None:
+        links["evidence"] = [(i, j) for i, j, _, _ in evidence_pairs(cases, threshold=evidence_threshold)]
+    if paraphrase_threshold is not None:
+        links["paraphrase"] = [(i, j) for i, j, _ in paraphrase_pairs(cases, threshold=paraphrase_threshold)]
+    return links
+
+
+def groups_of(
+    cases: Sequence[Case],
+    keys: Sequence[str],
+    *,
+    evidence_threshold: float | None = 0.8,
+    paraphrase_threshold: float | None = 0.6,
+    links: dict[str, list[tuple[int, int]]] | None = None,
+) -> list[list[int]]:
+    """Connected components of cases that share a value of any key, or have near-identical evidence
+    or paraphrased questions (indices into ``cases``; ``links`` from :func:`similarity_links`)."""
     keys = list(dict.fromkeys([*keys, "seed"]))
     parent = list(range(len(cases)))
 
@@ -67,6 +94,10 @@ def groups_of(cases: Sequence[Case], keys: Sequence[str]) -> list[list[int]]:
             for value in key_values(case, key):
                 j = owner.setdefault((key, value), i)
                 parent[find(i)] = find(j)
+    if links is None:
+        links = similarity_links(cases, evidence_threshold=evidence_threshold, paraphrase_threshold=paraphrase_threshold)
+    for i, j in links["evidence"] + links["paraphrase"]:
+        parent[find(i)] = find(j)
     comps: dict[int, list[int]] = {}
     for i in range(len(cases)):
         comps.setdefault(find(i), []).append(i)
@@ -81,6 +112,7 @@ class SplitResult:
     by: tuple[str, ...]
     ratios: tuple[float, ...]
     seed: int
+    links: dict[str, Any] = field(default_factory=dict)
 
     def manifest(self, sealed: Sequence[str] = ("test",)) -> dict[str, Any]:
         parts = {}
@@ -91,7 +123,7 @@ class SplitResult:
                 entry["sha256"] = content_hash(cases)
             parts[name] = entry
         return {"by": list(self.by), "ratios": list(self.ratios), "seed": self.seed, "groups": self.groups,
-                "largest_group": self.largest_group, "partitions": parts}
+                "largest_group": self.largest_group, "links": dict(self.links), "partitions": parts}
 
 
 def content_hash(cases: Sequence[Case]) -> str:
@@ -106,6 +138,8 @@ def grouped_split(
     *,
     seed: int = 7,
     names: Sequence[str] = PARTITIONS,
+    evidence_threshold: float | None = 0.8,
+    paraphrase_threshold: float | None = 0.6,
 ) -> SplitResult:
     """Split ``cases`` into groups-intact partitions; see the module doc."""
     if len(ratios) != len(names):
@@ -118,7 +152,10 @@ def grouped_split(
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)
         raise InputError(f"duplicate case_id {dup!r}", field="case_id", fix="give every case a unique case_id")
-    groups = groups_of(cases, by)
+    thresholds = {"evidence_threshold": evidence_threshold, "paraphrase_threshold": paraphrase_threshold}
+    linked = similarity_links(cases, **thresholds)
+    groups = groups_of(cases, by, links=linked)
+    links = {name: len(found) for name, found in linked.items()}
     random.Random(seed).shuffle(groups)
     groups.sort(key=len, reverse=True)  # stable: shuffled order breaks ties between equal sizes
     targets = [r * len(cases) for r in ratios]
@@ -129,7 +166,8 @@ def grouped_split(
         members[p].extend(group)
         sizes[p] += len(group)
     partitions = {name: [cases[i] for i in sorted(m)] for name, m in zip(names, members)}
-    return SplitResult(partitions, len(groups), max((len(g) for g in groups), default=0), tuple(by), tuple(ratios), seed)
+    return SplitResult(partitions, len(groups), max((len(g) for g in groups), default=0), tuple(by), tuple(ratios), seed,
+                       links={**links, **thresholds})
 
 
 def write_split(result: SplitResult, out_dir: str | Path, *, sealed: Sequence[str] = ("test",)) -> dict[str, Any]:
