@@ -95,7 +95,8 @@ def test_every_gates_command_turns_a_lost_store_into_a_message(tmp_path: Path,
     down = "postgresql://hoprag:s3cret@127.0.0.1:1/runs"
     feedback = ROOT / "tests" / "data" / "gates_feedback.jsonl"
     commands = [
-        ("gate-run", ENT / "corpus.jsonl", "--cases", ENT / "cases.jsonl", "--out", tmp_path / "o", "--embedder", "hash"),
+        ("gate-run", ENT / "corpus.jsonl", "--cases", ENT / "cases.jsonl", "--out", tmp_path / "o",
+         "--embedder", "hash"),
         ("baseline", "--run", "r1"),
         ("gate", "--run", "r1", "--thresholds", ROOT / "thresholds.yaml"),
         ("diff", "r1", "r2"),

@@ -68,7 +68,7 @@ def describe_failure(original: BaseException, *, display_url: str, statement: st
             f"the SQLite run store {display_url} stayed locked by another writer{waited} while {action}. "
             "Fix: wait for the other hoprag process to finish and run the command again, or use a "
             "PostgreSQL store (--store postgresql://…) for many concurrent writers", reason=reason)
-    if _looks_unreachable(lowered):
+    if statement is None or _looks_unreachable(lowered):  # no statement: it failed while connecting
         return StoreError(
             f"cannot reach the run store {display_url} while {action}: {reason}. Fix: check the URL given with "
             "--store or HOPRAG_STORE and that the database server is running and reachable; " + RECOVERY,
@@ -79,8 +79,10 @@ def describe_failure(original: BaseException, *, display_url: str, statement: st
         reason=reason)
 
 
-def _looks_unreachable(lowered: str) -> bool:
-    return any(s in lowered for s in ("connection refused", "could not connect", "connection failed",
-                                      "server closed the connection", "no route to host", "timeout expired",
-                                      "terminating connection", "the database system is shutting down"))
+_UNREACHABLE = ("connection refused", "could not connect", "connection failed", "connection is bad",
+                "server closed the connection", "no route to host", "timeout expired", "terminating connection",
+                "the database system is shutting down")
 
+
+def _looks_unreachable(lowered: str) -> bool:
+    return any(marker in lowered for marker in _UNREACHABLE)

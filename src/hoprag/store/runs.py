@@ -135,7 +135,8 @@ class RunRegistry:
         self.finish_run(run_id, COMPLETE)
 
     def _fail(self, run_id: str, exc: BaseException) -> str | None:
-        reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"{type(exc).__name__}: {first_line(exc, 500)}"
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        reason = "interrupted" if interrupted else f"{type(exc).__name__}: {first_line(exc, 500)}"
         try:
             marked = self.finish_run(run_id, FAILED, error=reason)
         except StoreError:
