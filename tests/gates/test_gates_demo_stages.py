@@ -37,6 +37,7 @@ def test_every_stage_lands_in_the_store(tmp_path: Path) -> None:
                                     cases, traces)
         stored = store.metrics("demo-enterprise")
         assert store.get_run("demo-enterprise").artifact_id == index.manifest.artifact_id
+        assert store.get_run("demo-enterprise").status == "complete"  # recording finished, so the run did
         assert len(store.traces("demo-enterprise")) == 2 * len(cases)
     assert set(counts) == set(STAGES)
     assert {m.stage for m in stored} == set(STAGES) and len(stored) == sum(counts.values())
