@@ -11,6 +11,20 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from hoprag.cli_llm import (
+    API_KEY_OPT,
+    BASE_URL_OPT,
+    LLM_BUDGET_OPT,
+    LLM_OPT,
+    LLM_RETRIES_OPT,
+    LLM_TIMEOUT_OPT,
+    N_CTX_OPT,
+    PLANNER_OPT,
+    STRICT_LLM_OPT,
+    SYNTH_OPT,
+    llm_settings,
+    model_specs,
+)
 from hoprag.errors import HopragError
 
 app = typer.Typer(
@@ -119,22 +133,23 @@ def search_cmd(
 # Options shared by the commands that answer questions.
 MODE_OPT = typer.Option("bm25", "--mode", help="retrieval: bm25 | dense | hybrid (dense needs `hoprag index --dense`)")
 FUSION_OPT = typer.Option("rrf", "--fusion", help="hybrid fusion: rrf (reciprocal rank) | weighted (min-max scores)")
-LLM_OPT = typer.Option(
-    "offline", "--llm", envvar="HOPRAG_LLM", help="backend for every role: offline | openai:MODEL | llamacpp:PATH.gguf"
-)
-PLANNER_OPT = typer.Option(None, "--planner-llm", help="backend for planning (default: --llm)")
-SYNTH_OPT = typer.Option(None, "--synth-llm", help="backend for synthesis (default: --llm)")
-BASE_URL_OPT = typer.Option(None, "--base-url", envvar="HOPRAG_BASE_URL", help="OpenAI-compatible server URL")
+# (the model flags --llm, --planner-llm, --synth-llm, --base-url, --api-key, --llm-timeout, --llm-retries,
+# --n-ctx, --llm-budget and --strict-llm are shared with `ablate`: hoprag.cli_llm)
 RERANK_OPT = typer.Option("offline", "--rerank", help="reranker: offline (chain-aware) | llm")
 ENGINE_OPT = typer.Option("multihop", "--engine", help="single or multihop")
 K_OPT = typer.Option(None, "--k", help="hits per retrieval call")
 
 
-def _make_engine(engine, index, *, k, mode, llm, planner_llm, synth_llm, base_url, rerank, on_event=None, fusion="rrf"):
+def _model_settings(ctx, engine, llm, planner_llm, synth_llm, **flags):
+    """The model specs and LLMSettings the model flags ask for (a flag no backend can use is refused)."""
+    specs = model_specs(ctx, engine, {"llm": llm, "planner_llm": planner_llm, "synth_llm": synth_llm})
+    return specs, llm_settings(ctx, list(specs.values()), **flags)
+
+
+def _make_engine(engine, index, *, k, mode, llm, planner_llm, synth_llm, rerank, llm_settings=None, on_event=None,
+                 fusion="rrf"):
     from hoprag.pipeline.factory import make_engine
 
-    specs = [s for s in (llm, planner_llm, synth_llm) if s]
-    llm_options = {"base_url": base_url} if base_url and any(s.startswith("openai") for s in specs) else {}
     return make_engine(
         _check_engine(engine),
         index,
@@ -146,12 +161,13 @@ def _make_engine(engine, index, *, k, mode, llm, planner_llm, synth_llm, base_ur
         synth_llm=synth_llm,
         rerank=rerank,
         on_event=on_event,
-        llm_options=llm_options,
+        llm_settings=llm_settings,
     )
 
 
 @app.command("ask")
 def ask_cmd(
+    ctx: typer.Context,
     index_dir: Path = typer.Argument(..., help="index directory"),
     question: str = typer.Argument(...),
     engine: str = ENGINE_OPT,
@@ -162,6 +178,12 @@ def ask_cmd(
     planner_llm: Optional[str] = PLANNER_OPT,
     synth_llm: Optional[str] = SYNTH_OPT,
     base_url: Optional[str] = BASE_URL_OPT,
+    api_key: Optional[str] = API_KEY_OPT,
+    llm_timeout: float = LLM_TIMEOUT_OPT,
+    llm_retries: int = LLM_RETRIES_OPT,
+    n_ctx: Optional[int] = N_CTX_OPT,
+    llm_budget: float = LLM_BUDGET_OPT,
+    strict_llm: bool = STRICT_LLM_OPT,
     rerank: str = RERANK_OPT,
     as_json: bool = typer.Option(
         False, "--json", help="print the whole Trace as JSON (printed, not stored: PII is not redacted)"
@@ -176,10 +198,14 @@ def ask_cmd(
             where = f"hop {hop} · " if stage == "searching" else ""
             err.print(f"[dim]{where}{stage} {detail} …[/]")
 
+    specs, settings = _model_settings(
+        ctx, engine, llm, planner_llm, synth_llm, base_url=base_url, api_key=api_key, llm_timeout=llm_timeout,
+        llm_retries=llm_retries, n_ctx=n_ctx, llm_budget=llm_budget, strict_llm=strict_llm,
+    )
     index = load_index(index_dir)
     runner = _make_engine(
-        engine, index, k=k, mode=mode, llm=llm, planner_llm=planner_llm, synth_llm=synth_llm,
-        base_url=base_url, rerank=rerank, on_event=progress, fusion=fusion,
+        engine, index, k=k, mode=mode, **specs, rerank=rerank, llm_settings=settings, on_event=progress,
+        fusion=fusion,
     )
     trace = runner.answer(question, case_id="ask")
     from hoprag.telemetry import record_trace  # spans only when OTEL_EXPORTER_OTLP_ENDPOINT is set
@@ -194,6 +220,7 @@ def ask_cmd(
 
 @app.command("run")
 def run_cmd(
+    ctx: typer.Context,
     index_dir: Path = typer.Argument(..., help="index directory"),
     cases_file: Path = typer.Argument(..., help="cases.jsonl (only the questions reach the engine)"),
     out_file: Path = typer.Option(..., "--out", help="traces JSONL, appended as the run goes"),
@@ -205,6 +232,12 @@ def run_cmd(
     planner_llm: Optional[str] = PLANNER_OPT,
     synth_llm: Optional[str] = SYNTH_OPT,
     base_url: Optional[str] = BASE_URL_OPT,
+    api_key: Optional[str] = API_KEY_OPT,
+    llm_timeout: float = LLM_TIMEOUT_OPT,
+    llm_retries: int = LLM_RETRIES_OPT,
+    n_ctx: Optional[int] = N_CTX_OPT,
+    llm_budget: float = LLM_BUDGET_OPT,
+    strict_llm: bool = STRICT_LLM_OPT,
     rerank: str = RERANK_OPT,
     resume: bool = typer.Option(True, "--resume/--no-resume", help="skip cases already in --out"),
     redact: bool = typer.Option(
@@ -221,17 +254,35 @@ def run_cmd(
     from hoprag.progress import progress_bar
 
     questions = questions_from_cases(load_cases(cases_file))
+    specs, settings = _model_settings(
+        ctx, engine, llm, planner_llm, synth_llm, base_url=base_url, api_key=api_key, llm_timeout=llm_timeout,
+        llm_retries=llm_retries, n_ctx=n_ctx, llm_budget=llm_budget, strict_llm=strict_llm,
+    )
     index = load_index(index_dir)
     runner = _make_engine(
-        engine, index, k=k, mode=mode, llm=llm, planner_llm=planner_llm, synth_llm=synth_llm,
-        base_url=base_url, rerank=rerank, fusion=fusion,
+        engine, index, k=k, mode=mode, **specs, rerank=rerank, llm_settings=settings, fusion=fusion,
     )
     with progress_bar(f"run {engine}", len(questions), quiet=quiet) as progress:
         summary = run_questions(runner, questions, out_file, resume=resume, progress=progress, redact=redact)
+    from rich.markup import escape
+
+    from hoprag.render import fallback_counts
+
     out.print(
         f"run {summary.run_id}: wrote {summary.written} traces ({summary.resumed} already done, "
-        f"{summary.errors} errors) → {summary.out}"
+        f"{summary.errors} errors, {fallback_counts(summary.fallbacks, traces=summary.fallback_traces)})"
+        f" → {summary.out}"
     )
+    for reason in summary.circuits:
+        err.print(f"[yellow]warning:[/] {escape(reason)}")
+    if strict_llm and summary.errors:
+        from hoprag.llm.errors import LLMError
+
+        raise LLMError(
+            f"{summary.errors} of {summary.written} questions failed under --strict-llm; each trace's 'error' "
+            f"field in {summary.out} says which model call could not be made",
+            fix="fix the model failure, or drop --strict-llm to let the offline roles answer",
+        )
 
 
 @app.command("eval")
@@ -242,18 +293,25 @@ def eval_cmd(
     json_out: Optional[Path] = typer.Option(None, "--json", help="write {aggregate, cases, ...} JSON here"),
     html_out: Optional[Path] = typer.Option(None, "--html", help="write a self-contained HTML report here"),
     oracle: Optional[Path] = typer.Option(None, "--oracle", help="traces of an oracle-hop run (conditional hop recall)"),
+    corpus: Optional[Path] = typer.Option(
+        None, "--corpus", help="corpus the cases cite: verify every label against it (cases with broken labels are "
+        "excluded from scoring and listed) and detect missing corpus facts"
+    ),
+    span_match: str = typer.Option("exact", "--span-match", help="with --corpus: exact | whitespace span comparison"),
 ) -> None:
     """Score traces against evidence-chain cases: chain coverage, hop recall, path precision,
     answers and attribution, earliest failure, latency and stopping."""
-    from hoprag.datasets.schema import dataset_version, load_cases
+    from hoprag.commands.evaluation import cases_and_labels, print_label_summary
+    from hoprag.datasets.schema import dataset_version
     from hoprag.evaluation.chain_eval import evaluate_chains
     from hoprag.evaluation.runner import read_traces
     from hoprag.render import comparison_table
 
-    cases = load_cases(cases_file)
+    cases, labels, corpus_ids = cases_and_labels(cases_file, corpus, span_match)
     oracle_traces = read_traces(oracle) if oracle is not None else None
     report = evaluate_chains(
-        cases, read_traces(traces_file), ks=tuple(ks), oracle_traces=oracle_traces, dataset_version=dataset_version(cases_file)
+        cases, read_traces(traces_file), ks=tuple(ks), oracle_traces=oracle_traces, dataset_version=dataset_version(cases_file),
+        corpus_ids=corpus_ids, label_report=labels
     )
     payload = report.to_json()
     names = [n for n in payload["aggregate"] if not n.startswith(("n_", "na_"))]
@@ -261,6 +319,7 @@ def eval_cmd(
     failures = payload.get("failures") or {}
     if failures:
         out.print("earliest failures: " + ", ".join(f"{k}={v}" for k, v in failures.items() if v))
+    print_label_summary(labels, cases_file, corpus)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")

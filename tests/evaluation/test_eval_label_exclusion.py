@@ -74,3 +74,27 @@ def test_missing_source_is_listed_and_still_scored() -> None:
                              corpus_ids={d.id for d in docs})
     assert report.aggregate["cases"] == 16
     assert report.aggregate["missing_source_facts"] == len(labels.missing_source_facts())
+
+
+@pytest.mark.parametrize("command", ["eval", "chain-eval"])
+def test_eval_corpus_excludes_and_lists_broken_labels(tmp_path: Path, command: str) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from hoprag.cli import app
+    from hoprag.datasets.schema import write_cases
+    from hoprag.jsonl import write_records
+
+    cases_file, traces_file, out = tmp_path / "cases.jsonl", tmp_path / "traces.jsonl", tmp_path / "eval.json"
+    write_cases(cases_file, [broken(CASES[0]), *CASES[1:]])
+    write_records(traces_file, [oracle_trace(c) for c in CASES])
+    args = [command, str(cases_file), str(traces_file), "--k", "50", "--json", str(out)]
+    result = CliRunner().invoke(app, [*args, "--corpus", str(DATA / "corpus.jsonl")])
+    assert result.exit_code == 0, result.output
+    assert "1 case(s) with label errors excluded from scoring: ent-001" in result.output
+    payload = json.loads(out.read_text(encoding="utf-8"))
+    assert payload["aggregate"]["cases"] == 15 and payload["aggregate"]["label_excluded_cases"] == 1
+    assert payload["labels"]["by_case"]["ent-001"][0]["kind"] == "span_mismatch"
+    plain = CliRunner().invoke(app, args)  # without --corpus nothing is verified: all 16 scored
+    assert plain.exit_code == 0 and json.loads(out.read_text(encoding="utf-8"))["aggregate"]["cases"] == 16

@@ -11,6 +11,17 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from hoprag.cli_llm import (
+    API_KEY_OPT,
+    BASE_URL_OPT,
+    LLM_BUDGET_OPT,
+    LLM_RETRIES_OPT,
+    LLM_TIMEOUT_OPT,
+    N_CTX_OPT,
+    STRICT_LLM_OPT,
+    llm_settings,
+)
+
 out = Console()
 err = Console(stderr=True)
 
@@ -40,7 +51,11 @@ def register(app: typer.Typer) -> None:
         traces_file: Path = typer.Argument(..., help="traces.jsonl from any pipeline"),
         ks: list[int] = typer.Option([2, 5, 10], "--k", help="cut-offs"),
         oracle: Optional[Path] = typer.Option(None, "--oracle", help="oracle-hop traces (conditional recall)"),
-        corpus: Optional[Path] = typer.Option(None, "--corpus", help="corpus, to detect missing corpus facts"),
+        corpus: Optional[Path] = typer.Option(
+            None, "--corpus", help="corpus the cases cite: verify every label against it (cases with broken labels are "
+            "excluded from scoring and listed) and detect missing corpus facts"
+        ),
+        span_match: str = typer.Option("exact", "--span-match", help="with --corpus: exact | whitespace span comparison"),
         lenient: bool = typer.Option(False, "--lenient", help="exclude (and report) unreadable trace lines"),
         json_out: Optional[Path] = typer.Option(None, "--json"),
         html_out: Optional[Path] = typer.Option(None, "--html", help="self-contained HTML report"),
@@ -49,18 +64,18 @@ def register(app: typer.Typer) -> None:
         from hoprag.datasets.schema import dataset_version
         from hoprag.evaluation.chain_eval import evaluate_chains, load_trace_file
         from hoprag.evaluation.runner import read_traces
-        from hoprag.ingest.loaders import load_documents
         from hoprag.report.html import write_html
 
-        cases = _cases(cases_file)
+        cases, labels, ids = cases_and_labels(cases_file, corpus, span_match)
         traces, excluded = load_trace_file(traces_file, strict=not lenient)
-        ids = {d.id for d in load_documents(corpus)} if corpus else None
         report = evaluate_chains(cases, traces, tuple(ks), oracle_traces=read_traces(oracle) if oracle else None,
-                                 corpus_ids=ids, dataset_version=dataset_version(cases_file), exclusions=excluded)
+                                 corpus_ids=ids, dataset_version=dataset_version(cases_file), exclusions=excluded,
+                                 label_report=labels)
         agg = report.aggregate
         for key in [k for k in agg if not k.startswith(("n_", "na_"))]:
             out.print(f"{key:32} {agg[key]}")
         out.print("earliest failures: " + ", ".join(f"{k}={v}" for k, v in report.failures.items() if v))
+        print_label_summary(labels, cases_file, corpus)
         _write_json(json_out, report.to_json())
         if html_out is not None:
             write_html(html_out, report.to_json(), title=f"evaluation of {traces_file.name}", cases=cases, traces=report.traces)
@@ -181,6 +196,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("ablate")
     def ablate_cmd(
+        ctx: typer.Context,
         index_dir: Path = typer.Argument(...),
         cases_file: Path = typer.Argument(...),
         out_dir: Path = typer.Option(..., "--out"),
@@ -189,19 +205,26 @@ def register(app: typer.Typer) -> None:
         planner_llm: Optional[str] = typer.Option(
             None, "--planner-llm", help="LLM planner for the iterative rows (default: the offline planner), vs the fixed template"
         ),
-        base_url: Optional[str] = typer.Option(None, "--base-url", envvar="HOPRAG_BASE_URL"),
+        base_url: Optional[str] = BASE_URL_OPT,
+        api_key: Optional[str] = API_KEY_OPT,
+        llm_timeout: float = LLM_TIMEOUT_OPT,
+        llm_retries: int = LLM_RETRIES_OPT,
+        n_ctx: Optional[int] = N_CTX_OPT,
+        llm_budget: float = LLM_BUDGET_OPT,
+        strict_llm: bool = STRICT_LLM_OPT,
     ) -> None:
         """Single vs iterative, planner vs fixed template, ordering on/off, oracle-hop, oracle-evidence, minimal evidence."""
         from hoprag.evaluation.ablations import run_ablations
         from hoprag.index.store import load_index
 
+        settings = llm_settings(ctx, [planner_llm], base_url=base_url, api_key=api_key, llm_timeout=llm_timeout,
+                                llm_retries=llm_retries, n_ctx=n_ctx, llm_budget=llm_budget, strict_llm=strict_llm)
+        backend = settings.make(planner_llm)
         planner = None
-        if planner_llm and planner_llm != "offline":
-            from hoprag.llm.registry import make_llm
+        if backend is not None:
             from hoprag.pipeline.llm_roles import LLMPlanner
 
-            options = {"base_url": base_url} if base_url and planner_llm.startswith("openai") else {}
-            planner = LLMPlanner(make_llm(planner_llm, **options))
+            planner = LLMPlanner(backend, guard=settings.guard())
         run_ablations(load_index(index_dir), _cases(cases_file), out_dir, k=k, oracle_mode=oracle_mode, planner=planner)
         out.print((out_dir / "ablations.md").read_text(encoding="utf-8"))
 
@@ -297,6 +320,39 @@ def register(app: typer.Typer) -> None:
         n_q = write_qrels(qrels, _cases(cases_file))
         n_r = write_run(run, read_traces(traces_file), tag=tag, source=source)
         out.print(f"wrote {n_q} qrels lines → {qrels}, {n_r} run lines → {run}")
+
+
+def cases_and_labels(cases_file: Path, corpus: Optional[Path], span_match: str = "exact") -> tuple[list, Any, Any]:
+    """The cases to score, their label report and the corpus ids (``eval`` / ``chain-eval --corpus``).
+
+    Without a corpus the cases load strictly (a broken reference stops with its fix); with one,
+    every label is verified against it and broken ones are reported, not raised."""
+    if corpus is None:
+        return _cases(cases_file), None, None
+    from hoprag.datasets.labels import read_cases_checked, verify_labels
+    from hoprag.ingest.loaders import load_documents
+
+    cases, problems = read_cases_checked(cases_file)
+    documents = load_documents(corpus)
+    labels = verify_labels(cases, documents, span_match=span_match, problems=problems)
+    return cases, labels, {d.id for d in documents}
+
+
+def print_label_summary(labels: Any, cases_file: Path, corpus: Optional[Path]) -> None:
+    """Warn (stderr) about cases excluded for label errors and facts whose source is missing."""
+    if labels is None:
+        return
+    excluded = labels.excluded_cases
+    if excluded:
+        err.print(f"[yellow]warning:[/] {len(excluded)} case(s) with label errors excluded from scoring: "
+                  f"{escape(', '.join(excluded[:10]))}{' …' if len(excluded) > 10 else ''}; "
+                  f"every problem: hoprag audit {escape(str(cases_file))} {escape(str(corpus))}", soft_wrap=True)
+    missing = labels.missing_source_facts()
+    if missing:
+        cases = sorted({m["case_id"] for m in missing})
+        err.print(f"[yellow]warning:[/] {len(missing)} fact(s) in {len(cases)} case(s) cite sources absent from the corpus "
+                  f"({escape(', '.join(cases[:10]))}{' …' if len(cases) > 10 else ''}); they are scored as missing corpus facts",
+                  soft_wrap=True)
 
 
 def _partition_names(files: list[Path]) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hoprag.errors import HopragError, InputError
@@ -32,11 +32,22 @@ class Question:
 
 @dataclass(frozen=True)
 class RunSummary:
+    """What a run did. ``fallbacks`` counts model calls that fell back to the offline role, per role,
+    over the traces written (``fallback_traces`` of them met one); ``circuits`` says which backend's
+    circuit breaker opened, and why. An error-free run may still have fallen back: both are reported."""
+
     run_id: str
     written: int
     resumed: int
     errors: int
     out: Path
+    fallbacks: dict[str, int] = field(default_factory=dict)
+    fallback_traces: int = 0
+    circuits: tuple[str, ...] = ()
+
+    @property
+    def fallback_total(self) -> int:
+        return sum(self.fallbacks.values())
 
 
 def new_run_id(engine: str) -> str:
@@ -75,7 +86,8 @@ def run_questions(
         if out.exists():
             out.unlink()
     run_id = run_id or previous_run or new_run_id(engine.name)
-    written = errors = 0
+    written = errors = fallback_traces = 0
+    fallbacks: dict[str, int] = {}
     todo = [q for q in questions if q.case_id not in done]
     for index, question in enumerate(todo, start=1):
         try:
@@ -92,11 +104,18 @@ def run_questions(
                 config_hash=getattr(engine, "config_hash", ""),
                 error=f"{type(exc).__name__}: {exc}",
             )
+        for role, count in trace.fallbacks.items():
+            fallbacks[role] = fallbacks.get(role, 0) + count
+        fallback_traces += bool(trace.fallbacks)
         append_record(out, redact_trace(trace) if redact else trace)  # PII never reaches the file
         written += 1
         if progress is not None:
             progress(index, len(todo))
-    return RunSummary(run_id=run_id, written=written, resumed=len(done), errors=errors, out=out)
+    guard = getattr(engine, "llm_guard", None)
+    return RunSummary(
+        run_id=run_id, written=written, resumed=len(done), errors=errors, out=out,
+        fallbacks=fallbacks, fallback_traces=fallback_traces, circuits=tuple(guard.opened()) if guard else (),
+    )
 
 
 def questions_from_cases(cases: Sequence) -> list[Question]:
