@@ -26,6 +26,10 @@ instead of inventing a number (none at present).
 A gold fact's chunks are the indexed chunks of its source document that overlap one of its spans
 (all of the document's chunks when the fact has no spans). A case whose layer-1 facts have no chunk
 in the index gets no oracle-hop trace and is counted in ``oracle_unseeded``.
+
+With a ``clearance`` (:mod:`hoprag.acl`) every row runs for a caller at that level: the engines
+retrieve only what it may see, and the oracle rows are built from the visible chunks only (a gold
+fact above the clearance counts as not indexed), so no row holds a document above it.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from hoprag.acl import Clearance, resolve_clearance, visible_corpus
 from hoprag.datasets.schema import Case
 from hoprag.evaluation.chain_eval import evaluate_chains
 from hoprag.evaluation.graph import chain_fact_ids, item_relevant
@@ -103,15 +108,16 @@ def oracle_seed(case: Case, chunks_by_doc: Mapping[str, list[Chunk]]) -> list[st
     return []
 
 
-def _evidence_trace(case: Case, chunk_ids: Sequence[str], index: Any, run_id: str, engine: str) -> Trace:
+def _evidence_trace(case: Case, chunk_ids: Sequence[str], chunks: Mapping[str, Chunk], documents: Mapping[str, Any],
+                    run_id: str, engine: str) -> Trace:
     hits = []
     for rank, chunk_id in enumerate(chunk_ids, start=1):
-        chunk = index.chunks[chunk_id]
-        doc = index.documents.get(chunk.doc_id)
+        chunk = chunks[chunk_id]
+        doc = documents.get(chunk.doc_id)
         hits.append(Hit(chunk_id, chunk.doc_id, 1.0, rank, "oracle", chunk.start, chunk.end, doc.title if doc else ""))
     step = HopStep(step_id="s1", hop=1, sub_query=case.query, issued_query="", hits=tuple(hits),
                    selected=tuple(chunk_ids), filters={"oracle": True})
-    evidence = tuple(Evidence(h, index.chunks[h.chunk_id].text, h.title, 1, "s1", case.query) for h in hits)
+    evidence = tuple(Evidence(h, chunks[h.chunk_id].text, h.title, 1, "s1", case.query) for h in hits)
     answer = extract_answer(case.query, evidence)
     return Trace(run_id=run_id, case_id=case.case_id, question=case.query, steps=(step,), evidence=evidence,
                  answer=answer, stop_reason="oracle", engine=engine)
@@ -142,6 +148,7 @@ def run_ablations(
     k: int = 10,
     oracle_mode: str = "augment",
     planner: Any = None,
+    clearance: str | Clearance | None = None,
 ) -> AblationResult:
     """Run every ablation over ``cases`` with a loaded ``index``; write traces and a table to ``out_dir``.
 
@@ -149,20 +156,23 @@ def run_ablations(
     chunks the free run itself kept at hop 1 (the prior state made correct, nothing else taken away);
     ``"replace"`` seeds with the gold chunks only. ``planner`` (default: the offline planner) is
     the planner of every iterative row; the ``fixed-template`` row swaps it for the question as one
-    sub-query, changing that one stage.
+    sub-query, changing that one stage. ``clearance`` runs every row for a caller at that level
+    (see the module doc); ``None`` is unrestricted.
     """
     if oracle_mode not in ("augment", "replace"):
         raise ValueError(f"oracle_mode must be 'augment' or 'replace', got {oracle_mode!r}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     retriever = index.retriever()
+    cleared = resolve_clearance(clearance)
+    chunks, documents = visible_corpus(index.chunks, index.documents, cleared)
     chunks_by_doc: dict[str, list[Chunk]] = {}
-    for chunk in index.chunks.values():
+    for chunk in chunks.values():
         chunks_by_doc.setdefault(chunk.doc_id, []).append(chunk)
-    single = SingleShotEngine(retriever, index.chunks, index.documents)
-    iterative = MultiHopEngine(retriever, index.chunks, index.documents, planner=planner)
-    hop_order = HopOrderEngine(retriever, index.chunks, index.documents, planner=planner)
-    templated = MultiHopEngine(retriever, index.chunks, index.documents, planner=QuestionPlanner())
+    single = SingleShotEngine(retriever, chunks, documents, clearance=cleared)
+    iterative = MultiHopEngine(retriever, chunks, documents, planner=planner, clearance=cleared)
+    hop_order = HopOrderEngine(retriever, chunks, documents, planner=planner, clearance=cleared)
+    templated = MultiHopEngine(retriever, chunks, documents, planner=QuestionPlanner(), clearance=cleared)
     traces: dict[str, list[Trace]] = {name: [] for name in
                                       ("single", "iterative", "iterative-hop-order", "fixed-template", "oracle-hop", "oracle-evidence", "minimal-evidence")}
     unseeded = []
@@ -184,7 +194,9 @@ def run_ablations(
         gold = []
         for fact_id in (case.valid_chains[0] if case.valid_chains else []):
             gold.extend(c for c in fact_chunks(case, fact_id, chunks_by_doc) if c not in gold)
-        traces["oracle-evidence"].append(_evidence_trace(case, gold, index, "ablate-oracle-evidence", "oracle-evidence"))
+        traces["oracle-evidence"].append(
+            _evidence_trace(case, gold, chunks, documents, "ablate-oracle-evidence", "oracle-evidence")
+        )
         traces["minimal-evidence"].append(_minimal(case, free))
     for name, items in traces.items():
         write_records(out / f"traces-{name}.jsonl", items)

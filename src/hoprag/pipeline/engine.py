@@ -3,6 +3,11 @@
 Both see only the question text and the index; gold labels never reach them. Each call returns a
 :class:`~hoprag.records.Trace` with every retrieval step, the ranked evidence handed to the
 answerer, the answer with citations, and the reason the engine stopped.
+
+An engine built with a ``clearance`` (:mod:`hoprag.acl`) answers for a caller at that level: every
+retrieval call carries it, the engine reads only the chunks and documents the caller may see
+(:func:`~hoprag.acl.visible_corpus`), each step records it in ``filters`` and the config hash
+names it, so traces made at two clearances are two configurations.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hoprag.acl import Clearance, resolve_clearance, visible_corpus
 from hoprag.index.base import Retriever
 from hoprag.pipeline.extractive import extract_answer
 from hoprag.records import Chunk, Document, Evidence, Hit, HopStep, Trace
@@ -71,12 +77,26 @@ class MultiHopConfig(BaseModel):
     )
 
 
-def config_hash(config: BaseModel, engine: str) -> str:
-    payload = json.dumps({"engine": engine, "config": config.model_dump()}, sort_keys=True)
+def config_hash(config: BaseModel, engine: str, clearance: Clearance | None = None) -> str:
+    """Names one configuration; a clearance is part of it (left out when unrestricted, so those hashes stay)."""
+    body = {"engine": engine, "config": config.model_dump()}
+    if clearance is not None:
+        body["clearance"] = clearance.describe()
+    payload = json.dumps(body, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-class _StepClock:
+def clearance_filters(clearance: Clearance | None) -> dict[str, str]:
+    """What a step records of the clearance its retrieval ran at (nothing when unrestricted)."""
+    return {} if clearance is None else {"clearance": clearance.describe()}
+
+
+def clearance_kwargs(clearance: Clearance | None) -> dict[str, Clearance]:
+    """``retrieve`` keyword for a clearance; empty when unrestricted, so any retriever plugs in."""
+    return {} if clearance is None else {"clearance": clearance}
+
+
+class StepClock:
     """Wall-clock bookkeeping for step latency and cumulative latency."""
 
     def __init__(self) -> None:
@@ -86,7 +106,7 @@ class _StepClock:
         return (time.perf_counter() - self.t0) * 1000.0
 
 
-def _evidence(hit: Hit, chunks: Mapping[str, Chunk], documents: Mapping[str, Document], step: HopStep) -> Evidence:
+def evidence_from_hit(hit: Hit, chunks: Mapping[str, Chunk], documents: Mapping[str, Document], step: HopStep) -> Evidence:
     chunk = chunks[hit.chunk_id]
     document = documents.get(hit.doc_id)
     title = hit.title or (document.title if document else "")
@@ -104,16 +124,21 @@ class SingleShotEngine:
         chunks: Mapping[str, Chunk],
         documents: Mapping[str, Document],
         config: SingleShotConfig | None = None,
+        *,
+        clearance: str | Clearance | None = None,
     ) -> None:
+        """``clearance`` answers for a caller at that level (``None``: unrestricted)."""
         self.retriever = retriever
-        self.chunks = chunks
-        self.documents = documents
+        self.clearance = resolve_clearance(clearance)
+        self.chunks, self.documents = visible_corpus(chunks, documents, self.clearance)
         self.config = config or SingleShotConfig()
-        self.config_hash = config_hash(self.config, f"{self.name}:{getattr(retriever, 'name', type(retriever).__name__)}")
+        self.config_hash = config_hash(
+            self.config, f"{self.name}:{getattr(retriever, 'name', type(retriever).__name__)}", self.clearance
+        )
 
     def answer(self, question: str, *, case_id: str = "", run_id: str = "") -> Trace:
-        clock = _StepClock()
-        hits = self.retriever.retrieve(question, self.config.k)
+        clock = StepClock()
+        hits = self.retriever.retrieve(question, self.config.k, **clearance_kwargs(self.clearance))
         latency = clock.elapsed_ms()
         step = HopStep(
             step_id="s1",
@@ -122,11 +147,12 @@ class SingleShotEngine:
             issued_query=question,
             hits=tuple(hits),
             selected=tuple(h.chunk_id for h in hits),
+            filters=clearance_filters(self.clearance),
             latency_ms=latency,
             cumulative_ms=latency,
         )
-        evidence = tuple(_evidence(h, self.chunks, self.documents, step) for h in hits)
-        answer = extract_answer(question, evidence, confidence=_confidence(evidence, hops_done=1, hops_wanted=1))
+        evidence = tuple(evidence_from_hit(h, self.chunks, self.documents, step) for h in hits)
+        answer = extract_answer(question, evidence, confidence=mechanical_confidence(evidence, hops_done=1, hops_wanted=1))
         stop = "single_shot" if hits else "no_evidence"
         return Trace(
             run_id=run_id,
@@ -142,7 +168,7 @@ class SingleShotEngine:
         )
 
 
-def _confidence(evidence: tuple[Evidence, ...], *, hops_done: int, hops_wanted: int) -> float:
+def mechanical_confidence(evidence: tuple[Evidence, ...], *, hops_done: int, hops_wanted: int) -> float:
     """Mechanical composite: mean normalised retrieval rank of the context × hop completeness."""
     if not evidence:
         return 0.0

@@ -14,20 +14,30 @@ Stop reasons, recorded in the trace: ``sufficient`` (the judge), ``max_hops``, `
 ``no_evidence``, ``time_budget`` / ``token_budget`` (then the fallback policy decides: abstain, or
 answer from partial evidence). Any answer given without the judge's ``sufficient`` is flagged
 ``partial``, with its confidence halved.
+
+With a ``clearance``, every retrieval call (planned, conditioned, reformulated) carries it, and the
+roles are built over the caller's view of the corpus: bridge titles, term weights, evidence text and
+oracle seeds never come from a document above it.
 """
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
+from hoprag.acl import Clearance, resolve_clearance, visible_corpus
 from hoprag.errors import ConfigError
 from hoprag.pipeline.buffer import EvidenceBuffer
 from hoprag.index.base import Retriever
-from hoprag.llm.guard import question_scope
-from hoprag.pipeline.engine import MultiHopConfig, _confidence, _evidence, _StepClock, config_hash
+from hoprag.pipeline.engine import (
+    MultiHopConfig,
+    StepClock,
+    clearance_filters,
+    config_hash,
+    evidence_from_hit,
+    mechanical_confidence,
+)
 from hoprag.pipeline.plan import OfflinePlanner, Plan, Planner, SubQuery
 from hoprag.pipeline.retrieval_cache import RetrievalCache
 from hoprag.pipeline.roles import (
@@ -64,12 +74,14 @@ class MultiHopEngine:
         reranker: Reranker | None = None,
         synthesizer: Synthesizer | None = None,
         on_event=None,
+        clearance: str | Clearance | None = None,
     ) -> None:
+        """``clearance`` answers for a caller at that level (``None``: unrestricted)."""
         self.retriever = retriever
-        self.chunks = chunks
-        self.documents = documents
+        self.clearance = resolve_clearance(clearance)
+        self.chunks, self.documents = visible_corpus(chunks, documents, self.clearance)
         self.config = cfg = config or MultiHopConfig()
-        self.corpus = CorpusView(chunks, documents)
+        self.corpus = CorpusView(self.chunks, self.documents)
         self.planner = planner or OfflinePlanner()
         self.bridges = BridgeExpander(
             self.corpus, per_evidence=cfg.bridges_per_evidence, max_queries=cfg.max_branches, bridge_weight=cfg.bridge_weight
@@ -82,8 +94,6 @@ class MultiHopEngine:
         self.synthesizer = synthesizer or ExtractiveSynthesizer()
         self.cache = RetrievalCache(cfg.cache_size)
         self.on_event = on_event
-        # make_engine sets it when roles use a model: their shared per-question budget and breakers
-        self.llm_guard = None
         self._pool: ThreadPoolExecutor | None = None
         self.refresh_config_hash()
 
@@ -91,25 +101,14 @@ class MultiHopEngine:
         """The config hash names the engine config and every role, so swapped roles change it."""
         roles = {r: getattr(self, r).name for r in ("planner", "expander", "judge", "reranker", "synthesizer")}
         roles["retriever"] = getattr(self.retriever, "name", type(self.retriever).__name__)
-        self.config_hash = config_hash(self.config, f"{self.name}:{sorted(roles.items())}")
+        self.config_hash = config_hash(self.config, f"{self.name}:{sorted(roles.items())}", self.clearance)
 
     # -- one question ---------------------------------------------------------------------------
 
     def answer(self, question: str, *, case_id: str = "", run_id: str = "", seed_chunks: Sequence[str] = ()) -> Trace:
         """Answer ``question``. ``seed_chunks`` replaces hop 1 with given chunks (the oracle-hop
-        ablation: the correct prior evidence is supplied and every later hop runs unchanged).
-
-        Every model call of the question draws on one scope (:mod:`hoprag.llm.guard`): one budget,
-        and the fallbacks it met land in ``trace.warnings`` and ``trace.fallbacks`` (per role)."""
-        guard = self.llm_guard
-        with guard.question() if guard is not None else question_scope() as scope:
-            trace = self._answer_question(question, case_id=case_id, run_id=run_id, seed_chunks=seed_chunks)
-        if not scope.fallbacks and not scope.notes:
-            return trace
-        return replace(trace, warnings=(*trace.warnings, *scope.warnings()), fallbacks=scope.counts())
-
-    def _answer_question(self, question: str, *, case_id: str, run_id: str, seed_chunks: Sequence[str]) -> Trace:
-        run = _Run(self, question, _StepClock())
+        ablation: the correct prior evidence is supplied and every later hop runs unchanged)."""
+        run = _Run(self, question, StepClock())
         t0 = run.clock.elapsed_ms()
         plan = Plan(sub_queries=[SubQuery(order=1, query=question)], planner="oracle") if seed_chunks else self._plan(run)
         t1 = run.clock.elapsed_ms()
@@ -151,9 +150,7 @@ class MultiHopEngine:
             return [fn(item) for item in items]
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.config.parallelism, thread_name_prefix="hoprag-hop")
-        # each task runs in a copy of the caller's context: the question's model budget goes along
-        futures = [self._pool.submit(contextvars.copy_context().run, fn, item) for item in items]
-        return [future.result() for future in futures]
+        return list(self._pool.map(fn, items))
 
     def close(self) -> None:
         if self._pool is not None:
@@ -168,7 +165,7 @@ class MultiHopEngine:
         if not evidence:
             return Answer(text="", abstained=True)
         hops_done = max(s.hop for s in run.steps)
-        confidence = _confidence(evidence, hops_done=hops_done, hops_wanted=min(2, self.config.max_hops))
+        confidence = mechanical_confidence(evidence, hops_done=hops_done, hops_wanted=min(2, self.config.max_hops))
         budget_ran_out = stop in ("time_budget", "token_budget")
         if budget_ran_out and self.config.fallback == "abstain":
             return Answer(text="", abstained=True, confidence=0.0)
@@ -186,7 +183,7 @@ class MultiHopEngine:
 class _Run:
     """The state of one question: held evidence, steps, issued queries, budgets."""
 
-    def __init__(self, engine: MultiHopEngine, question: str, clock: _StepClock) -> None:
+    def __init__(self, engine: MultiHopEngine, question: str, clock: StepClock) -> None:
         self.engine = engine
         self.cfg = engine.config
         self.question = question
@@ -259,6 +256,7 @@ class _Run:
             hits=tuple(hits),
             selected=tuple(h.chunk_id for h in hits[:keep]),
             depends_on=depends_on,
+            filters=clearance_filters(self.engine.clearance),
             bridge=bridge,
             error=error,
             latency_ms=round(now - self.last_ms, 3),
@@ -271,7 +269,7 @@ class _Run:
     def hold(self, step: HopStep) -> list[Evidence]:
         by_id = {h.chunk_id: h for h in step.hits}
         candidates = [
-            _evidence(by_id[c], self.engine.chunks, self.engine.documents, step) for c in step.selected if c not in self.held
+            evidence_from_hit(by_id[c], self.engine.chunks, self.engine.documents, step) for c in step.selected if c not in self.held
         ]
         kept, dropped = self.held.add(candidates)
         if dropped:  # say in the trace what the buffer refused
@@ -280,7 +278,9 @@ class _Run:
         return kept
 
     def retrieve(self, query: str, exclude: tuple[str, ...]) -> list[Hit]:
-        return self.engine.cache.get_or_retrieve(self.engine.retriever, query, self.cfg.k, exclude)
+        return self.engine.cache.get_or_retrieve(
+            self.engine.retriever, query, self.cfg.k, exclude, clearance=self.engine.clearance
+        )
 
     def sufficient(self) -> bool:
         """The judge decides, once at least ``min_evidence`` passages are held."""
@@ -355,7 +355,11 @@ class _Run:
         for rank, chunk_id in enumerate(chunk_ids, start=1):
             chunk = self.engine.chunks.get(chunk_id)
             if chunk is None:
-                raise ConfigError(f"oracle seed chunk {chunk_id!r} is not in the index; seed with ids from chunks.jsonl")
+                above = f" or is above the clearance '{self.engine.clearance.level}'" if self.engine.clearance else ""
+                raise ConfigError(
+                    f"oracle seed chunk {chunk_id!r} is not in the index{above}; seed with ids from chunks.jsonl"
+                    + (" that the clearance allows" if above else "")
+                )
             document = self.engine.documents.get(chunk.doc_id)
             hits.append(
                 Hit(chunk_id=chunk_id, doc_id=chunk.doc_id, score=1.0, rank=rank, retriever="oracle", start=chunk.start, end=chunk.end, title=document.title if document else "")

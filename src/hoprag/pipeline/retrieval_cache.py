@@ -1,4 +1,5 @@
-"""A bounded, thread-safe cache of retrieval results keyed by (issued query, k, prior evidence ids).
+"""A bounded, thread-safe cache of retrieval results keyed by (issued query, k, prior evidence ids,
+clearance).
 
 The same conditioned query asked with the same evidence already held returns the same hits, so a
 repeated sub-query (across branches, or questions sharing a bridge) costs one retrieval.
@@ -10,6 +11,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
+from hoprag.acl import Clearance
 from hoprag.records import Hit
 
 
@@ -21,8 +23,10 @@ class RetrievalCache:
         self.hits = 0
         self.misses = 0
 
-    def get_or_retrieve(self, retriever, query: str, k: int, exclude: Sequence[str]) -> list[Hit]:
-        key = (query, k, tuple(sorted(exclude)))
+    def get_or_retrieve(
+        self, retriever, query: str, k: int, exclude: Sequence[str], *, clearance: Clearance | None = None
+    ) -> list[Hit]:
+        key = (query, k, tuple(sorted(exclude)), clearance)
         if self.size:
             with self._lock:
                 found = self._items.get(key)
@@ -30,7 +34,10 @@ class RetrievalCache:
                     self._items.move_to_end(key)
                     self.hits += 1
                     return found
-        result = retriever.retrieve(query, k, exclude=exclude) if exclude else retriever.retrieve(query, k)
+        options: dict = {"exclude": exclude} if exclude else {}
+        if clearance is not None:  # passed only when set, so retrievers without the keyword still plug in
+            options["clearance"] = clearance
+        result = retriever.retrieve(query, k, **options)
         if self.size:
             with self._lock:
                 self.misses += 1
