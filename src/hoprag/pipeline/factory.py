@@ -14,12 +14,22 @@ ENGINE_NAMES = ("single", "multihop")
 OFFLINE = "offline"
 
 
-def _backend(spec: str | None, **llm_options: Any):
-    if spec is None or spec == OFFLINE:
-        return None
-    from hoprag.llm.registry import make_llm
+def _uses_model(spec: str | None) -> bool:
+    return spec is not None and spec.strip().lower() not in ("", OFFLINE)
 
-    return make_llm(spec, **llm_options)
+
+def _check_model_flags(name: str, llm: str | None, planner_llm: str | None, synth_llm: str | None, rerank: str) -> None:
+    """A model the engine would not use is an error, never silently dropped."""
+    given = [f"{flag} {spec}" for flag, spec in (("--llm", llm), ("--planner-llm", planner_llm), ("--synth-llm", synth_llm))
+             if _uses_model(spec)]
+    if name == "single" and (given or rerank == "llm"):
+        flags = ", ".join(given + (["--rerank llm"] if rerank == "llm" else []))
+        raise ConfigError(
+            f"--engine single answers without any model, so {flags} would be ignored; "
+            "drop the model flags, or use --engine multihop"
+        )
+    if rerank == "llm" and not _uses_model(llm):
+        raise ConfigError("--rerank llm needs a model for it: add --llm openai:MODEL or --llm llamacpp:PATH.gguf")
 
 
 def make_engine(
@@ -36,6 +46,7 @@ def make_engine(
     on_event: Callable[[str, int, str], None] | None = None,
     llm_options: dict[str, Any] | None = None,
     clearance: str | Clearance | None = None,
+    llm_settings: Any = None,
     **options: Any,
 ) -> Engine:
     """``index`` is a loaded index (``.retriever(mode)``, ``.chunks``, ``.documents``).
@@ -47,7 +58,12 @@ def make_engine(
     ``fusion`` is how ``hybrid`` fuses its two lists: ``rrf`` (default) or ``weighted``.
     ``clearance`` (a level name or a :class:`~hoprag.acl.Clearance`) answers for a caller at that
     level: every retrieval is filtered to documents it may see; ``None`` is unrestricted.
+    ``llm_settings`` (:class:`~hoprag.llm.settings.LLMSettings`) sets timeouts, retries, the
+    per-question model budget, strict mode and the circuit breaker for every backend;
+    ``llm_options`` are extra ``make_llm`` arguments. A model the engine cannot use (any model with
+    ``single``, ``rerank="llm"`` without ``llm``) is a ConfigError.
     """
+    _check_model_flags(name, llm, planner_llm, synth_llm, rerank)
     cleared = resolve_clearance(clearance)
     if mode == "hybrid":
         retriever = index.retriever(mode, fusion=fusion)
@@ -62,22 +78,25 @@ def make_engine(
         raise ConfigError(f"unknown reranker '{rerank}'; valid: offline, llm")
     config = MultiHopConfig(**({"k": k} if k else {}), **options)
     engine = MultiHopEngine(retriever, index.chunks, index.documents, config, on_event=on_event, clearance=cleared)
-    llm_options = llm_options or {}
-    main = _backend(llm, **llm_options)
-    planner = _backend(planner_llm, **llm_options) if planner_llm else main
-    synth = _backend(synth_llm, **llm_options) if synth_llm else main
-    if main is None and planner is None and synth is None:
+    if not any(_uses_model(s) for s in (llm, planner_llm, synth_llm)):
         return engine
+    from hoprag.llm.settings import LLMSettings
     from hoprag.pipeline import llm_roles
 
+    settings = llm_settings if llm_settings is not None else LLMSettings()
+    extra = llm_options or {}
+    main = settings.make(llm, **extra)
+    planner = settings.make(planner_llm, **extra) if planner_llm else main
+    synth = settings.make(synth_llm, **extra) if synth_llm else main
+    guard = engine.llm_guard = settings.guard()
     if planner is not None:
-        engine.planner = llm_roles.LLMPlanner(planner)
+        engine.planner = llm_roles.LLMPlanner(planner, guard=guard)
     if main is not None:
-        engine.expander = llm_roles.LLMExpander(main, engine.bridges)
-        engine.judge = llm_roles.LLMJudge(main, engine.judge)
+        engine.expander = llm_roles.LLMExpander(main, engine.bridges, guard=guard)
+        engine.judge = llm_roles.LLMJudge(main, engine.judge, guard=guard)
         if rerank == "llm":
-            engine.reranker = llm_roles.LLMReranker(main, engine.reranker, limit=config.context_k)
+            engine.reranker = llm_roles.LLMReranker(main, engine.reranker, limit=config.context_k, guard=guard)
     if synth is not None:
-        engine.synthesizer = llm_roles.LLMSynthesizer(synth, engine.synthesizer)
+        engine.synthesizer = llm_roles.LLMSynthesizer(synth, engine.synthesizer, guard=guard)
     engine.refresh_config_hash()
     return engine

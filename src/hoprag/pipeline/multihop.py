@@ -22,6 +22,7 @@ oracle seeds never come from a document above it.
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -30,6 +31,7 @@ from hoprag.acl import Clearance, resolve_clearance, visible_corpus
 from hoprag.errors import ConfigError
 from hoprag.pipeline.buffer import EvidenceBuffer
 from hoprag.index.base import Retriever
+from hoprag.llm.guard import question_scope
 from hoprag.pipeline.engine import (
     MultiHopConfig,
     StepClock,
@@ -94,6 +96,8 @@ class MultiHopEngine:
         self.synthesizer = synthesizer or ExtractiveSynthesizer()
         self.cache = RetrievalCache(cfg.cache_size)
         self.on_event = on_event
+        # make_engine sets it when roles use a model: their shared per-question budget and breakers
+        self.llm_guard = None
         self._pool: ThreadPoolExecutor | None = None
         self.refresh_config_hash()
 
@@ -107,7 +111,18 @@ class MultiHopEngine:
 
     def answer(self, question: str, *, case_id: str = "", run_id: str = "", seed_chunks: Sequence[str] = ()) -> Trace:
         """Answer ``question``. ``seed_chunks`` replaces hop 1 with given chunks (the oracle-hop
-        ablation: the correct prior evidence is supplied and every later hop runs unchanged)."""
+        ablation: the correct prior evidence is supplied and every later hop runs unchanged).
+
+        Every model call of the question draws on one scope (:mod:`hoprag.llm.guard`): one budget,
+        and the fallbacks it met land in ``trace.warnings`` and ``trace.fallbacks`` (per role)."""
+        guard = self.llm_guard
+        with guard.question() if guard is not None else question_scope() as scope:
+            trace = self._answer_question(question, case_id=case_id, run_id=run_id, seed_chunks=seed_chunks)
+        if not scope.fallbacks and not scope.notes:
+            return trace
+        return replace(trace, warnings=(*trace.warnings, *scope.warnings()), fallbacks=scope.counts())
+
+    def _answer_question(self, question: str, *, case_id: str, run_id: str, seed_chunks: Sequence[str]) -> Trace:
         run = _Run(self, question, StepClock())
         t0 = run.clock.elapsed_ms()
         plan = Plan(sub_queries=[SubQuery(order=1, query=question)], planner="oracle") if seed_chunks else self._plan(run)
@@ -150,7 +165,9 @@ class MultiHopEngine:
             return [fn(item) for item in items]
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.config.parallelism, thread_name_prefix="hoprag-hop")
-        return list(self._pool.map(fn, items))
+        # each task runs in a copy of the caller's context: the question's model budget goes along
+        futures = [self._pool.submit(contextvars.copy_context().run, fn, item) for item in items]
+        return [future.result() for future in futures]
 
     def close(self) -> None:
         if self._pool is not None:
