@@ -37,9 +37,13 @@ def chat_body(text: str, prompt_tokens: int = 7, completion_tokens: int = 3, mod
 
 
 class StubServer:
-    """Answers each request with the next scripted StubReply and records what it received."""
+    """Answers each request with the next scripted StubReply and records what it received.
 
-    def __init__(self) -> None:
+    With no reply scripted, ``responder`` (a function of the recorded request) answers, if given.
+    """
+
+    def __init__(self, responder: Any = None) -> None:
+        self.responder = responder
         self.replies: deque[StubReply] = deque()
         self.requests: list[dict[str, Any]] = []
         stub = self
@@ -53,13 +57,19 @@ class StubServer:
             def _answer(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
-                stub.requests.append({
+                request = {
                     "method": self.command,
                     "path": self.path,
                     "headers": {k.lower(): v for k, v in self.headers.items()},
                     "json": json.loads(raw) if raw else None,
-                })
-                reply = stub.replies.popleft() if stub.replies else StubReply(500, {"error": "no scripted reply"})
+                }
+                stub.requests.append(request)
+                if stub.replies:
+                    reply = stub.replies.popleft()
+                elif stub.responder is not None:
+                    reply = stub.responder(request)
+                else:
+                    reply = StubReply(500, {"error": "no scripted reply"})
                 if reply.delay:
                     time.sleep(reply.delay)
                 body = reply.body

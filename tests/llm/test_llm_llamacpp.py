@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hoprag.errors import InputError
-from hoprag.llm import LLM, LLMDependencyError, LLMTimeoutError, make_llm
+from hoprag.llm import LLM, LLMContextLengthError, LLMDependencyError, LLMTimeoutError, make_llm
 from hoprag.llm.llamacpp import LlamaCppLLM
 from hoprag.llm.testing import Country, LLMConformance
 
@@ -73,3 +73,13 @@ def test_missing_llama_cpp_names_the_extra(tmp_path: Path, monkeypatch: pytest.M
     with pytest.raises(ImportError, match=r"pip install 'hoprag\[local\]'") as info:
         LlamaCppLLM(model)
     assert isinstance(info.value, LLMDependencyError)
+
+
+@pytest.mark.integration
+def test_a_prompt_beyond_the_context_is_a_context_error_with_real_token_counts(local_llm: LlamaCppLLM) -> None:
+    prompt = " ".join(f"passage {i} says the retention period of plan KP-{i} is {i} years." for i in range(120))
+    assert local_llm.context_window == 1024
+    assert local_llm.count_tokens(prompt) > 1024  # the model's own tokenizer
+    with pytest.raises(LLMContextLengthError) as info:
+        local_llm.complete(prompt, max_tokens=8)
+    assert info.value.window == 1024 and info.value.attempts == 1 and "--n-ctx" in str(info.value)

@@ -37,6 +37,7 @@ from hoprag.evaluation.matching import MISSING_SOURCE_PREFIX, overlaps
 from hoprag.evaluation.measures import Measure
 from hoprag.ingest.chunking import sentence_spans
 from hoprag.records import Evidence, Trace
+from hoprag.redact import source_length, source_offset
 
 Sentence = tuple[str, int, int]  # (doc_id, start, end)
 
@@ -101,10 +102,12 @@ def predicted_sentences(trace: Trace) -> list[Sentence] | None:
         start, end = entry.hit.start, entry.hit.end
         if start is None or end is None:
             return None
-        pieces = sentence_spans(entry.text) if entry.text and len(entry.text) == end - start else []
+        # a redacted text is shorter or longer than its source: cut it, then place the cuts in the source
+        pieces = sentence_spans(entry.text) if entry.text and source_length(trace, entry) == end - start else []
         if not pieces:
             out[(entry.hit.doc_id, start, end)] = None
         for a, b in pieces:
+            a, b = source_offset(trace, entry.chunk_id, a), source_offset(trace, entry.chunk_id, b)
             out[(entry.hit.doc_id, start + a, start + b)] = None
     return list(out)
 

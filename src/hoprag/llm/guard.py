@@ -84,14 +84,17 @@ class QuestionScope:
             return dict(Counter(f.role for f in self.fallbacks))
 
     def warnings(self) -> tuple[str, ...]:
-        """One line per distinct fallback (repeats counted, not repeated), then the notes."""
+        """One line per distinct reason (the roles it sent offline, each call counted once), then the notes."""
         with self._lock:
-            seen: Counter[tuple[str, str, str]] = Counter((f.role, f.backend, f.message) for f in self.fallbacks)
+            fallbacks = list(self.fallbacks)
             notes = list(self.notes)
+        grouped: dict[tuple[str, str], Counter[str]] = {}
+        for f in fallbacks:
+            grouped.setdefault((f.backend, f.message), Counter())[f.role] += 1
         lines = []
-        for (role, backend, message), n in seen.items():
-            times = f" ({n} calls)" if n > 1 else ""
-            lines.append(f"{role} ({backend}) fell back to offline{times}: {message}")
+        for (backend, message), roles in grouped.items():
+            who = ", ".join(f"{role} ×{n}" if n > 1 else role for role, n in roles.items())
+            lines.append(f"{who} ({backend}) fell back to offline: {message}")
         return (*lines, *notes)
 
 
