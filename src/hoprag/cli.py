@@ -239,7 +239,11 @@ def run_cmd(
     llm_budget: float = LLM_BUDGET_OPT,
     strict_llm: bool = STRICT_LLM_OPT,
     rerank: str = RERANK_OPT,
-    resume: bool = typer.Option(True, "--resume/--no-resume", help="skip cases already in --out"),
+    resume: bool = typer.Option(
+        True, "--resume/--no-resume",
+        help="skip cases already in --out (refused if it was written by another engine, config or index); "
+        "--no-resume replaces it",
+    ),
     redact: bool = typer.Option(
         True, "--redact/--no-redact",
         help="replace emails, phones, cards, IBANs and national ids in the written traces by <EMAIL_1>-style "
@@ -263,7 +267,8 @@ def run_cmd(
         engine, index, k=k, mode=mode, **specs, rerank=rerank, llm_settings=settings, fusion=fusion,
     )
     with progress_bar(f"run {engine}", len(questions), quiet=quiet) as progress:
-        summary = run_questions(runner, questions, out_file, resume=resume, progress=progress, redact=redact)
+        summary = run_questions(runner, questions, out_file, resume=resume, progress=progress, redact=redact,
+                                index_artifact_id=index.manifest.artifact_id)
     from rich.markup import escape
 
     from hoprag.render import fallback_counts
@@ -275,6 +280,8 @@ def run_cmd(
     )
     for reason in summary.circuits:
         err.print(f"[yellow]warning:[/] {escape(reason)}")
+    for note in summary.notes:
+        err.print(f"[yellow]repaired:[/] {escape(note)}")
     if strict_llm and summary.errors:
         from hoprag.llm.errors import LLMError
 
@@ -298,20 +305,26 @@ def eval_cmd(
         "excluded from scoring and listed) and detect missing corpus facts"
     ),
     span_match: str = typer.Option("exact", "--span-match", help="with --corpus: exact | whitespace span comparison"),
+    lenient: bool = typer.Option(
+        False, "--lenient", help="exclude (and count) unreadable trace lines and a cut-off last line instead of failing"
+    ),
+    strict: bool = typer.Option(False, "--strict", help="exit 1 on duplicate traces or traces for unknown case ids"),
 ) -> None:
     """Score traces against evidence-chain cases: chain coverage, hop recall, path precision,
     answers and attribution, earliest failure, latency and stopping."""
     from hoprag.commands.evaluation import cases_and_labels, print_label_summary
     from hoprag.datasets.schema import dataset_version
-    from hoprag.evaluation.chain_eval import evaluate_chains
+    from hoprag.evaluation.chain_eval import evaluate_chains, load_trace_file
     from hoprag.evaluation.runner import read_traces
     from hoprag.render import comparison_table
 
     cases, labels, corpus_ids = cases_and_labels(cases_file, corpus, span_match)
+    traces, excluded = load_trace_file(traces_file, strict=not lenient)
     oracle_traces = read_traces(oracle) if oracle is not None else None
     report = evaluate_chains(
-        cases, read_traces(traces_file), ks=tuple(ks), oracle_traces=oracle_traces, dataset_version=dataset_version(cases_file),
-        corpus_ids=corpus_ids, label_report=labels
+        cases, traces, ks=tuple(ks), oracle_traces=oracle_traces, dataset_version=dataset_version(cases_file),
+        corpus_ids=corpus_ids, label_report=labels,
+        exclusions=excluded,
     )
     payload = report.to_json()
     names = [n for n in payload["aggregate"] if not n.startswith(("n_", "na_"))]
@@ -329,6 +342,9 @@ def eval_cmd(
 
         write_html(html_out, payload, title=f"evaluation of {traces_file.name}", cases=cases, traces=report.traces)
         out.print(f"wrote {html_out}")
+    from hoprag.commands.evaluation import report_trace_problems
+
+    report_trace_problems(report, strict=strict, excluded=len(excluded))
 
 
 @app.command("demo")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -107,3 +109,84 @@ def append_record(path: str | Path, record: Any) -> None:
     with path.open("a", encoding="utf-8") as handle:
         handle.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
         handle.flush()
+
+
+@dataclass(frozen=True)
+class TornLine:
+    """The last line of a JSONL file when a write was cut off: no line end, and not a complete object.
+
+    ``offset`` is the byte offset where the line starts (so the length of the complete part),
+    ``size`` its length in bytes, ``head`` its first bytes (to tell whose line it was).
+    """
+
+    line: int
+    offset: int
+    size: int
+    head: bytes = b""
+
+
+_BLOCK = 1 << 16
+
+
+def torn_last_line(path: str | Path) -> TornLine | None:
+    """The torn last line of ``path``, or ``None`` if the file ends with a complete line.
+
+    Appends write a record and its line end in one call, so a run killed mid-write leaves a last
+    line without ``\\n`` that does not parse. A last line that parses as a JSON object but lacks its
+    line end is complete (other writers omit the final newline): see :func:`end_with_newline`.
+    """
+    with Path(path).open("rb") as handle:
+        end = handle.seek(0, os.SEEK_END)
+        start = _last_line_start(handle, end)
+        if start == end:
+            return None
+        handle.seek(start)
+        tail = handle.read()
+        if not tail.strip():
+            return None
+        try:
+            if isinstance(json.loads(tail.decode("utf-8")), dict):
+                return None
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            pass
+        handle.seek(0)
+        line = 1
+        done = 0
+        while done < start:
+            block = handle.read(min(_BLOCK, start - done))
+            line += block.count(b"\n")
+            done += len(block)
+    return TornLine(line=line, offset=start, size=end - start, head=tail[:64])
+
+
+def _last_line_start(handle: Any, end: int) -> int:
+    """Byte offset just after the last ``\\n`` (0 if there is none; ``end`` if the file ends with one)."""
+    pos = end
+    while pos > 0:
+        step = min(_BLOCK, pos)
+        pos -= step
+        handle.seek(pos)
+        found = handle.read(step).rfind(b"\n")
+        if found >= 0:
+            return pos + found + 1
+    return 0
+
+
+def cut_torn_last_line(path: str | Path, torn: TornLine) -> None:
+    """Truncate ``path`` back to the end of its last complete line (the start of ``torn``)."""
+    os.truncate(path, torn.offset)
+
+
+def end_with_newline(path: str | Path) -> bool:
+    """Add the missing line end after a complete last record, so an append starts a new line.
+
+    Returns whether one was added."""
+    with Path(path).open("rb+") as handle:
+        end = handle.seek(0, os.SEEK_END)
+        if end == 0:
+            return False
+        handle.seek(end - 1)
+        if handle.read(1) == b"\n":
+            return False
+        handle.write(b"\n")
+    return True

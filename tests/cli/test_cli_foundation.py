@@ -77,17 +77,17 @@ def test_run_then_eval_gives_the_documented_json(work):
 
 
 def test_run_resumes_a_half_written_trace_file(work):
-    lines = (work / "hp" / "single.jsonl").read_text().splitlines()
-    (work / "hp" / "partial.jsonl").write_text("\n".join(lines[:2]) + "\n")
+    lines = (work / "hp" / "single.jsonl").read_text().splitlines()  # the run header, then one trace a line
+    (work / "hp" / "partial.jsonl").write_text("\n".join(lines[:3]) + "\n")
     done = hoprag("run", "hp/index", "hp/cases.jsonl", "--out", "hp/partial.jsonl", "--engine", "single", "-q", cwd=work)
     assert done.returncode == 0, done.stderr
     assert "2 already done" in done.stdout
-    assert len((work / "hp" / "partial.jsonl").read_text().splitlines()) == 5
+    assert len((work / "hp" / "partial.jsonl").read_text().splitlines()) == 1 + 5
 
 
 def test_eval_scores_a_missing_case_as_zero_not_dropped(work):
     lines = (work / "hp" / "multihop.jsonl").read_text().splitlines()
-    (work / "hp" / "short.jsonl").write_text(lines[0] + "\n")
+    (work / "hp" / "short.jsonl").write_text(lines[1] + "\n")  # one trace, without the run header
     done = hoprag("eval", "hp/cases.jsonl", "hp/short.jsonl", "--json", "hp/short.json", cwd=work)
     assert done.returncode == 0, done.stderr
     report = json.loads((work / "hp" / "short.json").read_text())

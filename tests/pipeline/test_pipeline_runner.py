@@ -58,7 +58,8 @@ def test_resume_skips_finished_cases_and_keeps_the_run_id(hotpot_index, hotpot_s
     second = run_questions(engine, questions, out)
     assert engine.seen == [q.case_id for q in questions[2:]]
     assert second.resumed == 2 and second.written == len(questions) - 2 and second.run_id == first.run_id
-    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    header, *lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert header["hoprag_traces"] == 1 and header["run_id"] == first.run_id and header["engine"] == "flaky"
     assert sorted(line["case_id"] for line in lines) == sorted(q.case_id for q in questions)
 
 

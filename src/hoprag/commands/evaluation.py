@@ -44,6 +44,20 @@ def _cases(path: Path) -> list:
     return check_cases(load_cases(path), source=str(path))
 
 
+def report_trace_problems(report: Any, *, strict: bool, excluded: int = 0) -> None:
+    """Warn about traces not scored as given (``eval``, ``chain-eval``); ``--strict`` makes
+    duplicates and unknown case ids exit 1."""
+    from rich.markup import escape
+
+    if excluded:
+        err.print(f"[yellow]warning:[/] {excluded} trace line(s) excluded (--lenient); --json lists them under 'exclusions'")
+    for warning in report.trace_warnings():
+        err.print(f"[yellow]warning:[/] {escape(warning)}")
+    if strict and report.has_trace_problems:
+        err.print("[red]error:[/] --strict: duplicate traces or traces for unknown case ids (see the warnings above)")
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("chain-eval")
     def chain_eval_cmd(
@@ -56,7 +70,10 @@ def register(app: typer.Typer) -> None:
             "excluded from scoring and listed) and detect missing corpus facts"
         ),
         span_match: str = typer.Option("exact", "--span-match", help="with --corpus: exact | whitespace span comparison"),
-        lenient: bool = typer.Option(False, "--lenient", help="exclude (and report) unreadable trace lines"),
+        lenient: bool = typer.Option(
+            False, "--lenient", help="exclude (and report) unreadable trace lines and a cut-off last line"
+        ),
+        strict: bool = typer.Option(False, "--strict", help="exit 1 on duplicate traces or traces for unknown case ids"),
         json_out: Optional[Path] = typer.Option(None, "--json"),
         html_out: Optional[Path] = typer.Option(None, "--html", help="self-contained HTML report"),
     ) -> None:
@@ -80,6 +97,7 @@ def register(app: typer.Typer) -> None:
         if html_out is not None:
             write_html(html_out, report.to_json(), title=f"evaluation of {traces_file.name}", cases=cases, traces=report.traces)
             out.print(f"wrote {html_out}")
+        report_trace_problems(report, strict=strict, excluded=len(excluded))
 
     @app.command("audit")
     def audit_cmd(

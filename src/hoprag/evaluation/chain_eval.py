@@ -39,8 +39,8 @@ from hoprag.evaluation.paths import Hop2Recall, Hop3Recall, PathPrecision
 from hoprag.evaluation.runner import _aggregate_rows, evaluate
 from hoprag.evaluation.stopping import summarize_profiles, trace_profile
 from hoprag.evaluation.support import AllPassages, PassageRecall, SupportEM, SupportF1
-from hoprag.jsonl import read_jsonl_dicts
 from hoprag.records import Trace
+from hoprag.traces_file import read_trace_dicts
 
 LAYERS = (2, 3)
 
@@ -70,10 +70,11 @@ def chain_measures(ks: Iterable[int] = (2, 5, 10), judge: Judge | None = None) -
 
 
 def read_traces_lenient(path: str | Path) -> tuple[list[Trace], list[dict[str, Any]]]:
-    """Read a trace file, excluding (and reporting) lines that cannot be read as a Trace."""
+    """Read a trace file, excluding (and reporting) lines that cannot be read as a Trace and a
+    last line cut off mid-write; the header line is skipped."""
+    records, excluded = read_trace_dicts(path, lenient=True)
     traces: list[Trace] = []
-    excluded: list[dict[str, Any]] = []
-    for number, obj in read_jsonl_dicts(path, "traces file", allow_empty=False):
+    for number, obj in records:
         case_id = obj.get("case_id")
         if case_id is None or not str(case_id).strip():
             excluded.append({"source": str(path), "line": number, "reason": "trace has no case_id"})
@@ -98,6 +99,30 @@ class ChainReport:
     exclusions: list[dict[str, Any]] = field(default_factory=list)
     labels: dict[str, Any] | None = None
     traces: dict[str, Trace] = field(default_factory=dict, repr=False)
+    unknown_case_ids: tuple[str, ...] = ()
+    duplicate_case_ids: tuple[str, ...] = ()
+
+    @property
+    def has_trace_problems(self) -> bool:
+        """Duplicate traces or traces for unknown case ids (``--strict`` fails on these)."""
+        return bool(self.unknown_case_ids or self.duplicate_case_ids)
+
+    def trace_warnings(self) -> list[str]:
+        """One line per kind of trace that was not scored as given: duplicates, unknown case ids."""
+        out = []
+        if self.duplicate_case_ids:
+            count = self.aggregate.get("duplicate_traces", len(self.duplicate_case_ids))
+            out.append(
+                f"{count} duplicate trace(s) for {len(self.duplicate_case_ids)} case(s) "
+                f"({_some(self.duplicate_case_ids)}): the last trace of each case is scored, the earlier ones ignored"
+            )
+        if self.unknown_case_ids:
+            count = self.aggregate.get("unknown_traces", len(self.unknown_case_ids))
+            out.append(
+                f"{count} trace(s) name case ids that are not in the cases file "
+                f"({_some(self.unknown_case_ids)}): not scored"
+            )
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -216,7 +241,14 @@ def evaluate_chains(
         exclusions=excluded,
         labels=label_report.to_json() if label_report is not None else None,
         traces=by_case,
+        unknown_case_ids=base.unknown_case_ids,
+        duplicate_case_ids=base.duplicate_case_ids,
     )
+
+
+def _some(ids: Sequence[str], limit: int = 10) -> str:
+    shown = ", ".join(ids[:limit])
+    return shown + (f", … and {len(ids) - limit} more" if len(ids) > limit else "")
 
 
 def _drop_broken_labels(

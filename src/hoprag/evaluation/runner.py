@@ -3,9 +3,10 @@
 Pairing rules:
 - a case with no trace gets every measure's default (0 for coverage, recall, EM, F1; N/A for
   latency and hop statistics) and is counted in ``missing_traces``; it is never dropped;
-- a trace whose ``case_id`` names no case is not scored, only counted in ``unknown_traces``;
+- a trace whose ``case_id`` names no case is not scored, only counted in ``unknown_traces``
+  (and named in ``EvalResult.unknown_case_ids``);
 - several traces for one case: the last one in the list wins; the extra ones are counted in
-  ``duplicate_traces``.
+  ``duplicate_traces`` (the cases are named in ``EvalResult.duplicate_case_ids``).
 
 Aggregates: for each measure summary ``"mean"``, the mean over the cases where the value is not
 ``None`` (``None`` itself when no case applies); for ``"pNN"``, ``<name>_pNN`` is the
@@ -24,8 +25,8 @@ from hoprag.datasets.schema import Case
 from hoprag.errors import InputError
 from hoprag.evaluation.latency import percentile
 from hoprag.evaluation.measures import Measure, default_measures
-from hoprag.jsonl import read_jsonl_dicts
 from hoprag.records import Trace
+from hoprag.traces_file import read_trace_dicts
 
 GROUP_KEYS = ("question_type", "dataset")
 _UNGROUPED = "(none)"
@@ -34,12 +35,14 @@ _UNGROUPED = "(none)"
 def read_traces(path: str | Path) -> list[Trace]:
     """Read a trace JSONL file (one trace per line) from hoprag or any other pipeline.
 
-    A malformed line, a missing or empty ``case_id`` or a bad field raises :class:`InputError`
-    naming the file and line.
+    The header line ``hoprag run`` writes is skipped; a numeric ``case_id`` is read as its string.
+    A malformed line (a cut-off last line included), a missing or empty ``case_id``, a bad field or
+    a cases file given as traces raises :class:`InputError` naming the file and line.
     """
     source = str(path)
     traces: list[Trace] = []
-    for number, obj in read_jsonl_dicts(path, "traces file", allow_empty=False):
+    records, _ = read_trace_dicts(path)
+    for number, obj in records:
         case_id = obj.get("case_id")
         if case_id is None or not str(case_id).strip():
             raise InputError(
@@ -78,6 +81,10 @@ class EvalResult:
     cases: list[dict[str, Any]]
     measures: tuple[Measure, ...]
     config: dict[str, Any] = field(default_factory=dict)
+    #: case ids of traces that named no case (not scored), and of cases with more than one trace
+    #: (the last trace of each is scored), in the order met
+    unknown_case_ids: tuple[str, ...] = ()
+    duplicate_case_ids: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """``{"aggregate": {...}, "cases": [...], "config": {...}}``: JSON-serialisable."""
@@ -122,13 +129,17 @@ def evaluate(
         known[case.case_id] = case
 
     by_case: dict[str, Trace] = {}
+    unknown_ids: list[str] = []
+    duplicate_ids: list[str] = []
     unknown = duplicates = 0
     for trace in traces:
         if trace.case_id not in known:
             unknown += 1
+            unknown_ids.append(trace.case_id)
             continue
         if trace.case_id in by_case:
             duplicates += 1
+            duplicate_ids.append(trace.case_id)
         by_case[trace.case_id] = trace  # the last one wins
 
     rows = [_row(case, by_case.get(case.case_id), chosen) for case in known.values()]
@@ -137,7 +148,9 @@ def evaluate(
     aggregate["duplicate_traces"] = duplicates
     datasets = sorted({str(c.dataset) for c in known.values() if c.dataset is not None})
     config = {"ks": list(ks), "measures": labels, "datasets": datasets}
-    return EvalResult(aggregate=aggregate, cases=rows, measures=chosen, config=config)
+    return EvalResult(aggregate=aggregate, cases=rows, measures=chosen, config=config,
+                      unknown_case_ids=tuple(dict.fromkeys(unknown_ids)),
+                      duplicate_case_ids=tuple(dict.fromkeys(duplicate_ids)))
 
 
 def _row(case: Case, trace: Trace | None, measures: Sequence[Measure]) -> dict[str, Any]:

@@ -3,6 +3,11 @@
 Traces are appended and flushed one by one, so a run that dies half-way keeps what it finished and
 ``resume`` picks up where it stopped. A question whose engine call raises still gets a Trace (with
 ``error`` set and ``stop_reason="error"``): nothing is silently dropped.
+
+A new traces file starts with a header naming the run, engine, config hash and index artifact
+(:mod:`hoprag.traces_file`). Resuming refuses a file written by another engine, config or index,
+and a file that is not a traces file at all; a last line cut off by a killed run is dropped (and
+said so in ``RunSummary.notes``). ``<out>.lock`` keeps a second writer out while a run appends.
 """
 
 from __future__ import annotations
@@ -10,14 +15,16 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hoprag.errors import HopragError, InputError
 from hoprag.pipeline.engine import Engine
-from hoprag.jsonl import append_record, read_jsonl_dicts
+from hoprag.jsonl import append_record, cut_torn_last_line, end_with_newline
+from hoprag.locks import exclusive_lock
 from hoprag.records import Answer, Trace
 from hoprag.redact import redact_trace
+from hoprag.traces_file import TracesFileState, TracesHeader, check_traces_file, scan_traces_file
 
 ProgressFn = Callable[[int, int], None]
 
@@ -44,6 +51,8 @@ class RunSummary:
     fallbacks: dict[str, int] = field(default_factory=dict)
     fallback_traces: int = 0
     circuits: tuple[str, ...] = ()
+    #: what was done to ``out`` before the run appended (a cut-off last line dropped, a line end added)
+    notes: tuple[str, ...] = ()
 
     @property
     def fallback_total(self) -> int:
@@ -54,17 +63,63 @@ def new_run_id(engine: str) -> str:
     return f"{engine}-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:6]}"
 
 
-def _done_case_ids(path: Path) -> tuple[set[str], str | None]:
-    if not path.exists():
-        return set(), None
-    done: set[str] = set()
-    run_id: str | None = None
-    for _, obj in read_jsonl_dicts(path):
-        if "case_id" not in obj:
-            raise InputError("trace without case_id", source=str(path), fix="delete the file or fix the line")
-        done.add(str(obj["case_id"]))
-        run_id = run_id or obj.get("run_id")
-    return done, run_id
+LOCK_FIX = "wait for that run to finish, or pass another --out"
+RESUME_FIX = "pass --no-resume to start over (the file is replaced), or another --out to keep both"
+
+
+def _prepare_out(
+    out: Path, current: TracesHeader, *, resume: bool, explicit_run_id: bool
+) -> tuple[set[str], str | None, tuple[str, ...]]:
+    """Finished case ids, the run id to continue, and notes on what was repaired in ``out``."""
+    if out.is_dir():
+        raise InputError("the traces output is a directory", source=str(out),
+                         fix="pass a file path to --out, e.g. --out traces.jsonl")
+    if not out.exists():
+        return set(), None, ()
+    if not resume:
+        check_traces_file(out)  # never delete what is not a traces file
+        out.unlink()
+        return set(), None, ()
+    state = scan_traces_file(out)
+    _check_same_run(state, current, explicit_run_id=explicit_run_id)
+    notes: list[str] = []
+    if state.torn is not None:
+        cut_torn_last_line(out, state.torn)
+        notes.append(
+            f"{out}: dropped the cut-off last line {state.torn.line} ({state.torn.size} bytes, a write "
+            f"interrupted when the run stopped); its case is answered again"
+        )
+    elif end_with_newline(out):
+        notes.append(f"{out}: added the missing line end after the last record")
+    previous = state.headers[0].run_id if state.headers else (state.run_ids[0] if state.run_ids else None)
+    return set(state.case_ids), previous or None, tuple(notes)
+
+
+def _check_same_run(state: TracesFileState, current: TracesHeader, *, explicit_run_id: bool) -> None:
+    """Refuse to append traces of another engine, config or index (or another explicit run id)."""
+    if state.headers:
+        recorded = {
+            "engine": {h.engine for h in state.headers},
+            "config hash": {h.config_hash for h in state.headers},
+            "index artifact": {h.index_artifact_id for h in state.headers},
+        }
+    else:  # an older or foreign file: the traces carry engine and config hash themselves
+        recorded = {"engine": set(state.engines), "config hash": set(state.config_hashes)}
+    if explicit_run_id:
+        recorded["run id"] = set(state.run_ids)
+    now = {"engine": current.engine, "config hash": current.config_hash,
+           "index artifact": current.index_artifact_id, "run id": current.run_id}
+    differ = []
+    for what, values in recorded.items():
+        values = {v for v in values if v}
+        if now[what] and values and values != {now[what]}:
+            differ.append(f"{what} {', '.join(sorted(values))} in the file, {now[what]} in this run")
+    if differ:
+        raise InputError(
+            "cannot resume: the file was written by another run configuration (" + "; ".join(differ)
+            + "), and one traces file must hold one run",
+            source=str(state.path), fix=RESUME_FIX,
+        )
 
 
 def run_questions(
@@ -76,16 +131,36 @@ def run_questions(
     resume: bool = True,
     progress: ProgressFn | None = None,
     redact: bool = True,
+    index_artifact_id: str = "",
 ) -> RunSummary:
-    """Answer every question with ``engine``, appending one Trace per question to ``out``."""
+    """Answer every question with ``engine``, appending one Trace per question to ``out``.
+
+    ``index_artifact_id`` (the index manifest's ``artifact_id``) goes into the file's header, so a
+    resume over a rebuilt index is refused.
+    """
     out = Path(out)
-    if resume:
-        done, previous_run = _done_case_ids(out)
-    else:
-        done, previous_run = set(), None
-        if out.exists():
-            out.unlink()
+    current = TracesHeader(run_id=run_id or "", engine=engine.name, config_hash=getattr(engine, "config_hash", ""),
+                           index_artifact_id=index_artifact_id)
+    with exclusive_lock(out, fix=LOCK_FIX):
+        return _run_locked(engine, questions, out, current, resume=resume, run_id=run_id,
+                           progress=progress, redact=redact)
+
+
+def _run_locked(
+    engine: Engine,
+    questions: Sequence[Question],
+    out: Path,
+    current: TracesHeader,
+    *,
+    resume: bool,
+    run_id: str | None,
+    progress: ProgressFn | None,
+    redact: bool,
+) -> RunSummary:
+    done, previous_run, notes = _prepare_out(out, current, resume=resume, explicit_run_id=run_id is not None)
     run_id = run_id or previous_run or new_run_id(engine.name)
+    if not out.exists() or out.stat().st_size == 0:
+        append_record(out, replace(current, run_id=run_id))
     written = errors = fallback_traces = 0
     fallbacks: dict[str, int] = {}
     todo = [q for q in questions if q.case_id not in done]
@@ -115,6 +190,7 @@ def run_questions(
     return RunSummary(
         run_id=run_id, written=written, resumed=len(done), errors=errors, out=out,
         fallbacks=fallbacks, fallback_traces=fallback_traces, circuits=tuple(guard.opened()) if guard else (),
+        notes=notes,
     )
 
 
