@@ -11,6 +11,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from hoprag.commands import ACL_LEVELS_OPT, CLEARANCE_OPT, caller_clearance
 from hoprag.cli_llm import (
     API_KEY_OPT,
     BASE_URL_OPT,
@@ -116,14 +117,16 @@ def search_cmd(
     mode: str = typer.Option("bm25", "--mode", help="retrieval: bm25 | dense | hybrid (dense needs `hoprag index --dense`)"),
     fusion: str = typer.Option("rrf", "--fusion", help="hybrid fusion: rrf (reciprocal rank) | weighted (min-max scores)"),
     as_json: bool = typer.Option(False, "--json", help="print hits as JSON"),
+    clearance: Optional[str] = CLEARANCE_OPT,
+    acl_levels: Optional[str] = ACL_LEVELS_OPT,
 ) -> None:
-    """Ranked hits for a query."""
+    """Ranked hits for a query (with --clearance: only documents the caller may see, still k of them)."""
     from hoprag.index.store import load_index
     from hoprag.render import hits_table
 
     index = load_index(index_dir)
     retriever = index.retriever(_check_choice(mode, MODES, "mode"), fusion=_check_choice(fusion, FUSIONS, "fusion"))
-    hits = retriever.retrieve(query, k)
+    hits = retriever.retrieve(query, k, clearance=caller_clearance(clearance, acl_levels))
     if as_json:
         print(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2))
         return
@@ -147,7 +150,7 @@ def _model_settings(ctx, engine, llm, planner_llm, synth_llm, **flags):
 
 
 def _make_engine(engine, index, *, k, mode, llm, planner_llm, synth_llm, rerank, llm_settings=None, on_event=None,
-                 fusion="rrf"):
+                 fusion="rrf", clearance=None):
     from hoprag.pipeline.factory import make_engine
 
     return make_engine(
@@ -162,6 +165,7 @@ def _make_engine(engine, index, *, k, mode, llm, planner_llm, synth_llm, rerank,
         rerank=rerank,
         on_event=on_event,
         llm_settings=llm_settings,
+        clearance=clearance,
     )
 
 
@@ -188,6 +192,8 @@ def ask_cmd(
     as_json: bool = typer.Option(
         False, "--json", help="print the whole Trace as JSON (printed, not stored: PII is not redacted)"
     ),
+    clearance: Optional[str] = CLEARANCE_OPT,
+    acl_levels: Optional[str] = ACL_LEVELS_OPT,
 ) -> None:
     """Answer one question, then show the evidence trail hop by hop."""
     from hoprag.index.store import load_index
@@ -205,7 +211,7 @@ def ask_cmd(
     index = load_index(index_dir)
     runner = _make_engine(
         engine, index, k=k, mode=mode, **specs, rerank=rerank, llm_settings=settings, on_event=progress,
-        fusion=fusion,
+        fusion=fusion, clearance=caller_clearance(clearance, acl_levels),
     )
     trace = runner.answer(question, case_id="ask")
     from hoprag.telemetry import record_trace  # spans only when OTEL_EXPORTER_OTLP_ENDPOINT is set
@@ -249,6 +255,8 @@ def run_cmd(
         help="replace emails, phones, cards, IBANs and national ids in the written traces by <EMAIL_1>-style "
         "placeholders (ids and offsets kept); --no-redact keeps the raw text",
     ),
+    clearance: Optional[str] = CLEARANCE_OPT,
+    acl_levels: Optional[str] = ACL_LEVELS_OPT,
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Answer every case's question and write one Trace per case."""
@@ -265,6 +273,7 @@ def run_cmd(
     index = load_index(index_dir)
     runner = _make_engine(
         engine, index, k=k, mode=mode, **specs, rerank=rerank, llm_settings=settings, fusion=fusion,
+        clearance=caller_clearance(clearance, acl_levels),
     )
     with progress_bar(f"run {engine}", len(questions), quiet=quiet) as progress:
         summary = run_questions(runner, questions, out_file, resume=resume, progress=progress, redact=redact,

@@ -1,3 +1,40 @@
-"""CLI commands by capability; each module defines ``register(app)`` and is loaded by ``hoprag.cli``."""
+"""CLI commands by capability; each module defines ``register(app)`` and is loaded by ``hoprag.cli``.
+
+Options that commands of several modules share are defined here once.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import typer
+
+if TYPE_CHECKING:
+    from hoprag.acl import Clearance
 
 STORE_HELP = "run store URL (postgresql://… or a SQLite path); default $HOPRAG_STORE or .hoprag/hoprag.db"
+CLEARANCE_OPT = typer.Option(
+    None,
+    "--clearance",
+    envvar="HOPRAG_CLEARANCE",
+    metavar="LEVEL",
+    help="the caller's clearance: public | internal | confidential | restricted (or a level of --acl-levels). "
+    "Retrieval, answers, citations and the printed trail hold only documents at or below it. "
+    "Unset: unrestricted, for the operator who owns the index files",
+)
+ACL_LEVELS_OPT = typer.Option(
+    None,
+    "--acl-levels",
+    envvar="HOPRAG_ACL_LEVELS",
+    metavar="A,B,C",
+    help="clearance levels, lowest first (default public,internal,confidential,restricted); a document "
+    "without a class counts as the second level, one with a class not listed as the highest",
+)
+
+
+def caller_clearance(clearance: str | None, acl_levels: str | None) -> Clearance | None:
+    """The clearance ``--clearance``/``--acl-levels`` ask for (``None``: unrestricted)."""
+    from hoprag.acl import ClearancePolicy, parse_levels
+
+    policy = parse_levels(acl_levels) if acl_levels else ClearancePolicy()
+    return None if clearance is None else policy.clearance(clearance)

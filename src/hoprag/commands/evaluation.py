@@ -21,6 +21,7 @@ from hoprag.cli_llm import (
     STRICT_LLM_OPT,
     llm_settings,
 )
+from hoprag.commands import ACL_LEVELS_OPT, CLEARANCE_OPT, caller_clearance
 
 out = Console()
 err = Console(stderr=True)
@@ -230,6 +231,8 @@ def register(app: typer.Typer) -> None:
         n_ctx: Optional[int] = N_CTX_OPT,
         llm_budget: float = LLM_BUDGET_OPT,
         strict_llm: bool = STRICT_LLM_OPT,
+        clearance: Optional[str] = CLEARANCE_OPT,
+        acl_levels: Optional[str] = ACL_LEVELS_OPT,
     ) -> None:
         """Single vs iterative, planner vs fixed template, ordering on/off, oracle-hop, oracle-evidence, minimal evidence."""
         from hoprag.evaluation.ablations import run_ablations
@@ -243,7 +246,8 @@ def register(app: typer.Typer) -> None:
             from hoprag.pipeline.llm_roles import LLMPlanner
 
             planner = LLMPlanner(backend, guard=settings.guard())
-        run_ablations(load_index(index_dir), _cases(cases_file), out_dir, k=k, oracle_mode=oracle_mode, planner=planner)
+        run_ablations(load_index(index_dir), _cases(cases_file), out_dir, k=k, oracle_mode=oracle_mode, planner=planner,
+                      clearance=caller_clearance(clearance, acl_levels))
         out.print((out_dir / "ablations.md").read_text(encoding="utf-8"))
 
     @app.command("compare")
