@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-import subprocess
+import multiprocessing as mp
+import os
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,11 +19,21 @@ from hoprag.records import Trace
 from hoprag.store import FeedbackEvent, RunStore
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-GHOST = ("import os, sys\n"
-         "from hoprag.store import RunStore\n"
-         "store = RunStore(sys.argv[1])\n"
-         "store.create_run('ghost', kind='gate-run')\n"
-         "os._exit(0)  # the writer dies without finishing its run\n")
+
+
+def _ghost_writer(url: str) -> None:
+    store = RunStore(url)
+    store.create_run("ghost", kind="gate-run")
+    os._exit(0)  # the writer dies without finishing its run
+
+
+def start_and_lose_a_run(url: str) -> None:
+    """A real second process creates run 'ghost' and dies before finishing it."""
+    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    proc = ctx.Process(target=_ghost_writer, args=(url,))
+    proc.start()
+    proc.join(120)
+    assert proc.exitcode == 0
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -59,7 +70,7 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
             store.create_run("broken", kind="gate-run")
             store.add_metrics([Metric("broken", "ingest", "docs", 1.0)])
             raise RuntimeError("corpus unreadable")
-    subprocess.run([sys.executable, "-c", GHOST, url], check=True, timeout=120)
+    start_and_lose_a_run(url)
     return url
 
 
