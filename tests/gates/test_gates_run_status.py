@@ -28,7 +28,7 @@ class UnavailableEmbedder:
     name = "remote"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        raise ConnectionError("embedding service at 10.0.0.7 refused the connection")
+        raise ConnectionError("embedding service at 10.0.0.7 refused the connection; ask ml-ops@kestrel-dynamics.example")
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
@@ -53,7 +53,8 @@ def test_a_gate_run_that_fails_mid_pipeline_is_marked_failed(tmp_path: Path) -> 
                                run_id="broken-1", embedder=UnavailableEmbedder(), baseline=None)
         run = store.require_run("broken-1")
         assert run.status == "failed" and run.finished_at is not None
-        assert run.error == "ConnectionError: embedding service at 10.0.0.7 refused the connection"
+        # the reason is kept, with the mailbox it named replaced as in stored traces
+        assert run.error == "ConnectionError: embedding service at 10.0.0.7 refused the connection; ask <EMAIL_1>"
         assert {m.stage for m in store.metrics("broken-1")} == {"ingest", "chunk"}  # what finished before
         with pytest.raises(ConfigError, match="run 'broken-1' is failed .* cannot be a baseline"):
             freeze_baseline(store, "broken-1")

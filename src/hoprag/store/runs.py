@@ -17,6 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from hoprag.errors import ConfigError
+from hoprag.redact import redact_text
 from hoprag.store import schema as t
 from hoprag.store.connection import write_connection
 from hoprag.store.errors import StoreError, first_line
@@ -136,7 +137,8 @@ class RunRegistry:
 
     def _fail(self, run_id: str, exc: BaseException) -> str | None:
         interrupted = isinstance(exc, KeyboardInterrupt)
-        reason = "interrupted" if interrupted else f"{type(exc).__name__}: {first_line(exc, 500)}"
+        # an error message may quote the data it choked on: stored with PII replaced, like traces
+        reason = "interrupted" if interrupted else redact_text(f"{type(exc).__name__}: {first_line(exc, 500)}")
         try:
             marked = self.finish_run(run_id, FAILED, error=reason)
         except StoreError:
