@@ -28,7 +28,8 @@ class UnavailableEmbedder:
     name = "remote"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        raise ConnectionError("embedding service at 10.0.0.7 refused the connection; ask ml-ops@kestrel-dynamics.example")
+        raise ConnectionError("embedding service at 10.0.0.7 refused the connection; "
+                              "ask ml-ops@kestrel-dynamics.example")
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, str]:
