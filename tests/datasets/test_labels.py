@@ -140,3 +140,22 @@ def test_audit_flags_a_corpus_without_the_cases_documents(tmp_path: Path) -> Non
     result = CliRunner().invoke(app, ["audit", str(DATA / "cases.jsonl"), str(empty), "--out", str(tmp_path / "s.jsonl")])
     assert result.exit_code == 0, result.output
     assert "flagged 16 of 16 cases" in result.output and "missing_source" in result.output
+
+
+def test_a_broken_fact_is_named_and_the_rest_of_the_case_still_checked(tmp_path: Path) -> None:
+    case = raw_cases()["ent-001"]
+    facts = list(case["facts"])
+    case["facts"][facts[0]]["spans"][0]["start"] = -4  # not a valid offset
+    del case["facts"][facts[1]]["spans"][0]["text"]  # a span without its text
+    span = case["facts"][facts[2]]["spans"][0]
+    span["text"] = span["text"].upper()  # a later fact is still compared with its source
+    bare = {"case_id": "bare-1", "query": "Which plan?", "facts": {"f": {"source_id": "catalog-3"}}}
+    path = tmp_path / "cases.jsonl"
+    path.write_text(json.dumps(case) + "\n" + json.dumps(bare) + "\n" + '{"case_id": "q-1", "query": " "}\n', encoding="utf-8")
+    cases, problems = read_cases_checked(path)
+    report = verify_labels(cases, load_documents(DATA / "corpus.jsonl"), problems=problems)
+    got = {(p.case_id, p.kind, p.fact_id) for p in report.problems}
+    assert {("ent-001", "invalid_case", facts[0]), ("ent-001", "invalid_case", facts[1]),
+            ("ent-001", "span_mismatch", facts[2]), ("bare-1", "no_chain", None), ("q-1", "invalid_case", None)} <= got
+    assert report.excluded_cases == ["ent-001", "q-1"]  # no_chain is a warning
+    assert [c.case_id for c in cases] == ["ent-001", "bare-1"]

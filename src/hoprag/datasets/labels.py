@@ -4,7 +4,8 @@ Checks, per case (each problem names the case, the fact and the field):
 
 errors (the label contradicts itself or its source; the case is excluded from scoring):
 
-- ``invalid_case`` — the record is not a valid case (the schema error is given);
+- ``invalid_case`` — the record is not a valid case (each schema error is given; an error inside
+  one fact names the fact, which is set aside so the rest of the case is still checked);
 - ``duplicate_case_id`` — a second record with an id already used;
 - ``undefined_fact`` — ``required_facts``, a valid chain or an edge names a fact not in ``facts``;
 - ``empty_chain`` — a valid chain without facts (it would count as covered by any context);
@@ -20,145 +21,34 @@ warnings (listed and counted; the case is still scored):
   ``missing:``); a case none of whose chains survives is diagnosed ``missing_corpus_fact``;
 - ``version_mismatch`` — the fact's ``source_version`` differs from the document's ``version``;
 - ``title_mismatch`` — the fact's ``title`` differs from the document's title (folded);
-- ``missing_distractor`` — a labelled distractor's source is not in the corpus.
+- ``missing_distractor`` — a labelled distractor's source is not in the corpus;
+- ``no_chain`` — facts but no valid chain (retrieval measures would be N/A).
 
-Without a corpus only the structural checks run (the first five errors).
+Without a corpus only the structural checks run (the first six errors). The report's records
+live in :mod:`hoprag.datasets.label_report`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from hoprag.datasets.label_report import ERROR_KINDS, SPAN_MATCHES, WARNING_KINDS, LabelProblem, LabelReport
 from hoprag.datasets.schema import Case, find_cycle
 from hoprag.errors import ConfigError
 from hoprag.jsonl import read_jsonl_dicts
 from hoprag.records import Document
 
-SPAN_MATCHES = ("exact", "whitespace")
-ERROR_KINDS = (
-    "invalid_case",
-    "duplicate_case_id",
-    "undefined_fact",
-    "empty_chain",
-    "dependency_cycle",
-    "invalid_span",
-    "span_out_of_range",
-    "span_mismatch",
-)
-WARNING_KINDS = ("missing_source", "version_mismatch", "title_mismatch", "missing_distractor")
+__all__ = [
+    "ERROR_KINDS", "SPAN_MATCHES", "WARNING_KINDS", "LabelProblem", "LabelReport",
+    "check_case_labels", "check_record", "read_cases_checked", "verify_labels",
+]
+
 MISSING_PREFIX = "missing:"
 _SHOWN = 240  # characters of expected / found text kept in a problem
-
-
-@dataclass(frozen=True)
-class LabelProblem:
-    """One problem with one case's labels; ``severity`` is ``"error"`` or ``"warning"``."""
-
-    case_id: str
-    kind: str
-    message: str
-    fix: str
-    fact_id: str | None = None
-    field: str | None = None
-    expected: str | None = None
-    found: str | None = None
-    source: str | None = None
-    line: int | None = None
-
-    @property
-    def severity(self) -> str:
-        return "error" if self.kind in ERROR_KINDS else "warning"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "severity": self.severity}
-
-    def describe(self, *, with_case: bool = True) -> str:
-        """One line: case, fact, field, what is wrong, expected and found text, the fix."""
-        parts = [self.case_id] if with_case else []
-        if self.line is not None and self.kind in ("invalid_case", "duplicate_case_id"):
-            parts.append(f"(line {self.line})")
-        field = self.field
-        if self.fact_id:
-            parts.append(f"fact {self.fact_id}")
-            prefix = f"facts.{self.fact_id}."
-            field = field[len(prefix):] if field and field.startswith(prefix) else field
-        if field:
-            parts.append(field)
-        text = " ".join(parts) + (": " if parts else "") + f"{self.kind}: {self.message}"
-        if self.expected is not None:
-            text += f" (expected {self.expected!r}, found {self.found!r})"
-        return text + f" → {self.fix}"
-
-
-@dataclass(frozen=True)
-class LabelReport:
-    """Every label problem of a set of cases, and what was checked."""
-
-    problems: tuple[LabelProblem, ...]
-    cases: int
-    facts: int
-    spans_checked: int
-    documents: int | None
-    span_match: str = "exact"
-    case_ids: tuple[str, ...] = field(default=(), repr=False)
-
-    @property
-    def errors(self) -> list[LabelProblem]:
-        return [p for p in self.problems if p.severity == "error"]
-
-    @property
-    def warnings(self) -> list[LabelProblem]:
-        return [p for p in self.problems if p.severity == "warning"]
-
-    @property
-    def excluded_cases(self) -> list[str]:
-        """Cases with at least one error, in input order: they must not be scored."""
-        bad = {p.case_id for p in self.errors}
-        ordered = [c for c in self.case_ids if c in bad]
-        return ordered + sorted(bad - set(ordered))
-
-    @property
-    def flagged_cases(self) -> list[str]:
-        flagged = {p.case_id for p in self.problems}
-        ordered = [c for c in self.case_ids if c in flagged]
-        return ordered + sorted(flagged - set(ordered))
-
-    def by_case(self) -> dict[str, list[LabelProblem]]:
-        out: dict[str, list[LabelProblem]] = {cid: [] for cid in self.flagged_cases}
-        for problem in self.problems:
-            out[problem.case_id].append(problem)
-        return out
-
-    def missing_source_facts(self) -> list[dict[str, str | None]]:
-        return [{"case_id": p.case_id, "fact_id": p.fact_id, "source_id": p.found}
-                for p in self.problems if p.kind == "missing_source"]
-
-    def counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for problem in self.problems:
-            out[problem.kind] = out.get(problem.kind, 0) + 1
-        return out
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "cases": self.cases,
-            "facts": self.facts,
-            "spans_checked": self.spans_checked,
-            "documents": self.documents,
-            "span_match": self.span_match,
-            "errors": len(self.errors),
-            "warnings": len(self.warnings),
-            "counts": self.counts(),
-            "excluded_cases": self.excluded_cases,
-            "flagged_cases": self.flagged_cases,
-            "missing_source_facts": self.missing_source_facts(),
-            "by_case": {cid: [p.to_dict() for p in ps] for cid, ps in self.by_case().items()},
-        }
 
 
 # --- structural checks on raw records ---------------------------------------------------------------
@@ -231,16 +121,35 @@ def check_record(data: dict[str, Any], *, source: str | None = None, line: int |
     """
     where = {"source": source, "line": line}
     repaired, problems = _raw_structure(data, where)
-    try:
-        case = Case.model_validate(repaired)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first.get("loc", ())) or None
-        cid = str(data.get("case_id") or f"<line {line}>")
-        problems.append(LabelProblem(cid, "invalid_case", first.get("msg", str(exc)),
-                                     "see the case schema in the README (Evidence-chain cases)", field=loc, **where))
-        return None, problems
-    return case, problems
+    cid = str(data.get("case_id") or f"<line {line}>")
+    fix = "see the case schema in the README (Evidence-chain cases)"
+    for _ in range(len(repaired.get("facts") or {}) + 1):
+        try:
+            return Case.model_validate(repaired), problems
+        except ValidationError as exc:
+            errors = exc.errors()
+        # an error inside one fact: report it, drop the fact (and what names it), check the rest
+        bad = {str(e["loc"][1]) for e in errors if len(e.get("loc", ())) > 1 and e["loc"][0] == "facts"}
+        for error in errors:
+            loc = tuple(str(p) for p in error.get("loc", ()))
+            fact_id = loc[1] if len(loc) > 1 and loc[0] == "facts" else None
+            if fact_id is not None or not bad:
+                problems.append(LabelProblem(cid, "invalid_case", error.get("msg", "invalid"), fix, fact_id=fact_id,
+                                             field=".".join(loc) or None, **where))
+        if not bad or not isinstance(repaired.get("facts"), dict):
+            return None, problems
+        repaired = _without_facts(repaired, bad)
+    return None, problems
+
+
+def _without_facts(data: dict[str, Any], drop: set[str]) -> dict[str, Any]:
+    out = dict(data)
+    out["facts"] = {k: v for k, v in data["facts"].items() if k not in drop}
+    out["required_facts"] = [f for f in data.get("required_facts") or [] if f not in drop]
+    chains = [[f for f in c if f not in drop] for c in data.get("valid_chains") or [] if isinstance(c, list)]
+    out["valid_chains"] = [c for c in chains if c]
+    out["edges"] = [e for e in data.get("edges") or [] if isinstance(e, dict) and e.get("from") not in drop and e.get("to") not in drop]
+    return out
 
 
 def read_cases_checked(path: str | Path) -> tuple[list[Case], list[LabelProblem]]:
@@ -287,6 +196,9 @@ def _mismatch_fix(doc_text: str, wanted: str, span_match: str) -> str:
 
 def _graph_problems(case: Case) -> list[LabelProblem]:
     problems = []
+    if case.facts and not case.valid_chains:
+        problems.append(LabelProblem(case.case_id, "no_chain", "the case has facts but no valid chain: retrieval measures are N/A",
+                                     "list the facts a system must find in required_facts or valid_chains", field="valid_chains"))
     for i, chain in enumerate(case.valid_chains):
         if not chain:
             problems.append(LabelProblem(case.case_id, "empty_chain", "a valid chain without facts is covered by any context",
