@@ -149,8 +149,15 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(7, "--seed"),
         out_dir: Path = typer.Option(..., "--out", help="directory for train/dev/test.jsonl and split.json"),
         seal: str = typer.Option("test", "--seal", help="partitions to seal with a content hash"),
+        evidence_threshold: float = typer.Option(
+            0.8, "--evidence-threshold", min=0.01, max=1.0, help="also keep together cases whose evidence Jaccard reaches this"
+        ),
+        paraphrase_threshold: float = typer.Option(
+            0.6, "--paraphrase-threshold", min=0.01, max=1.0, help="also keep together paraphrased questions (content-word Jaccard)"
+        ),
     ) -> None:
-        """Grouped split: every case sharing a key value stays in one partition; the test set is sealed."""
+        """Grouped split: every case sharing a key value, near-identical evidence or a paraphrased question
+        stays in one partition; the test set is sealed."""
         from hoprag.datasets.splits import grouped_split, write_split
         from hoprag.errors import ConfigError
 
@@ -158,7 +165,8 @@ def register(app: typer.Typer) -> None:
             parts = [float(r) for r in _csv(ratios)]
         except ValueError:
             raise ConfigError(f"--ratios must be numbers like 0.7,0.15,0.15, got {ratios!r}") from None
-        result = grouped_split(_cases(cases_file), _csv(by), parts, seed=seed)
+        result = grouped_split(_cases(cases_file), _csv(by), parts, seed=seed, evidence_threshold=evidence_threshold,
+                               paraphrase_threshold=paraphrase_threshold)
         manifest = write_split(result, out_dir, sealed=_csv(seal))
         sizes = ", ".join(f"{n}={e['cases']}" for n, e in manifest["partitions"].items())
         out.print(f"{manifest['groups']} groups (largest {manifest['largest_group']}): {sizes} → {out_dir}")
