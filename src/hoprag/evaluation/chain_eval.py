@@ -210,7 +210,8 @@ def evaluate_chains(
     aggregate["uncertain_cases"] = sum(1 for c in cases if c.uncertain)
     if label_report is not None:
         aggregate["label_excluded_cases"] = len(label_exclusions)
-        aggregate["missing_source_facts"] = len(label_report.missing_source_facts())
+        scored = {c.case_id for c in cases}
+        aggregate["missing_source_facts"] = sum(1 for m in label_report.missing_source_facts() if m["case_id"] in scored)
     aggregate["pass_rate"] = sum(d.passed for d in diagnoses) / len(diagnoses) if diagnoses else None
     if oracle is not None:
         aggregate["oracle_missing_traces"] = sum(1 for c in cases if c.case_id not in oracle)
