@@ -34,6 +34,7 @@ from hoprag.index.base import Retriever
 from hoprag.index.bm25 import BM25Params, BM25Retriever
 from hoprag.index.dense import DenseRetriever, chunk_texts
 from hoprag.index.embedders import Embedder, embed_in_batches, make_embedder
+from hoprag.index import staging
 from hoprag.index.hybrid import HybridRetriever
 from hoprag.index.tokenize import Tokenizer
 from hoprag.ingest.chunking import ChunkConfig, chunk_document
@@ -59,6 +60,9 @@ DOCUMENTS = "documents.jsonl"
 CHUNKS = "chunks.jsonl"
 BM25_DIR = "bm25"
 VECTORS = "vectors.npy"
+#: every name an index directory may hold (``run.json``: the gate run stamp); a directory holding
+#: only these, but no manifest, is an interrupted build of the old in-place writer, safe to replace
+OWN_FILES = frozenset({MANIFEST, MANIFEST + ".tmp", DOCUMENTS, CHUNKS, BM25_DIR, VECTORS, "run.json"})
 #: retrieval modes of :meth:`LoadedIndex.retriever`
 MODES = ("bm25", "dense", "hybrid")
 DENSE_FIX = "rebuild it with dense vectors: `hoprag index CORPUS --out DIR --dense` (needs pip install 'hoprag[dense]')"
@@ -218,12 +222,18 @@ def build_index(
 ) -> IndexManifest:
     """Chunk, index and write ``documents`` to ``out_dir``; returns the manifest written.
 
+    The index is built in a directory beside ``out_dir`` and renamed into place once complete
+    (:mod:`hoprag.index.staging`): an existing index there is replaced only by a finished one, and
+    a build that is killed leaves it loadable. ``out_dir`` must not be a file, nor a directory
+    holding anything but an index.
+
     ``progress(stage, done, total)`` is called for stages ``chunk``, ``tokenize``, ``index``,
     ``embed`` (only with ``config.dense``) and ``write``.
     """
     config = config or IndexConfig()
     docs = list(documents)
     out = Path(out_dir)
+    staging.check_target(out, manifest=MANIFEST, own_files=OWN_FILES)
     if not docs:
         raise EmptyCorpusError("the corpus has no documents", source=str(out),
                                fix="give at least one document with 'id' and 'text'")
@@ -234,6 +244,20 @@ def build_index(
                 f"duplicate document id '{doc.id}'", field="id", fix="make document ids unique"
             )
         seen.add(doc.id)
+    stage = staging.open_stage(out)
+    try:
+        manifest = _build_into(stage, docs, config, progress)
+    except BaseException:
+        staging.discard(stage)
+        raise
+    staging.commit(stage, out)
+    if progress:
+        progress("write", 3, 3)
+    return manifest
+
+
+def _build_into(out: Path, docs: list[Document], config: IndexConfig, progress: Progress | None) -> IndexManifest:
+    """Chunk, index and write everything into the (new, empty) directory ``out``, manifest last."""
     chunks: list[Chunk] = []
     for i, doc in enumerate(docs, start=1):
         chunks.extend(chunk_document(doc, config.chunk))
@@ -256,8 +280,6 @@ def build_index(
                                count=len(chunks), weights_sha256=str(found["weights_sha256"]))
     if progress:
         progress("write", 0, 3)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / MANIFEST).unlink(missing_ok=True)  # a half-written directory must not look complete
     _write_jsonl(out / DOCUMENTS, (d.to_dict() for d in docs))
     _write_jsonl(out / CHUNKS, (c.to_dict() for c in chunks))
     if progress:
@@ -266,8 +288,6 @@ def build_index(
     if vectors is not None:
         with (out / VECTORS).open("wb") as handle:
             np.save(handle, np.ascontiguousarray(vectors, dtype=np.float32), allow_pickle=False)
-    else:
-        (out / VECTORS).unlink(missing_ok=True)  # stale vectors of an earlier dense build
     if progress:
         progress("write", 2, 3)
     manifest = IndexManifest(
@@ -282,11 +302,7 @@ def build_index(
         dense=dense_info,
         acl_classes=acl_counts(docs),
     )
-    tmp = out / (MANIFEST + ".tmp")
-    tmp.write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    tmp.replace(out / MANIFEST)
-    if progress:
-        progress("write", 3, 3)
+    (out / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return manifest
 
 
@@ -309,6 +325,13 @@ def load_index(directory: str | Path, *, mmap: bool = False) -> LoadedIndex:
     if manifest.format_version != FORMAT_VERSION:
         raise IndexLoadError(
             f"{path}: index format {manifest.format_version}, this hoprag reads {FORMAT_VERSION}. Fix: {fix}"
+        )
+    recomputed = config_hash(manifest.config)
+    if recomputed != manifest.config_hash:
+        raise IndexLoadError(
+            f"{manifest_path}: config_hash {manifest.config_hash} does not match the config it records "
+            f"(which hashes to {recomputed}): the manifest was edited, or written by an incompatible hoprag. "
+            f"Fix: rebuild the index with `hoprag index CORPUS --out {path}`"
         )
     try:
         documents = [Document.from_dict(d) for d in _read_jsonl(path / DOCUMENTS)]
