@@ -157,11 +157,6 @@ def check_traces_file(path: str | Path) -> None:
     """
     path = Path(path)
     torn = torn_last_line(path)
-    if torn is not None and torn.offset == 0:
-        if torn.head.startswith(b'{"' + HEADER_KEY.encode()):
-            return  # only a cut-off header: a run killed at its very start
-        raise NotTracesFileError("not a traces file (it holds no complete line)", source=str(path),
-                                 fix=_not_traces_fix())
     try:
         for number, obj in read_jsonl_dicts(path, WHAT):
             _check_first(path, number, obj)
@@ -169,6 +164,8 @@ def check_traces_file(path: str | Path) -> None:
     except NotTracesFileError:
         raise
     except InputError as exc:
+        if torn is not None and torn.offset == 0 and exc.line == 1 and torn.head.startswith(b'{"' + HEADER_KEY.encode()):
+            return  # only a cut-off header: a run killed at its very start
         reason = _reason(exc)
         reason = f"it {reason[len(WHAT) + 1:]}" if reason.startswith(WHAT + " ") else f"its first line: {reason}"
         raise NotTracesFileError(f"not a traces file ({reason})", source=str(path), fix=_not_traces_fix()) from None
