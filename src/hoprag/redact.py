@@ -8,9 +8,11 @@ placeholders lives only while one trace is redacted and holds digests, not value
 stored, so a stored trace cannot be turned back into the raw one.
 
 Ids (run, case, document, chunk, step), hits' offsets, ranks and scores are kept as they are:
-evaluation joins traces to labels on them, so redaction does not change a score that is computed
-from them. ``Evidence.text`` no longer equals ``document.text[start:end]`` once a value in it was
-replaced; the offsets still point at the source.
+evaluation joins traces to labels on them, so redaction does not change a score. ``Evidence.text``
+no longer equals ``document.text[start:end]`` once a value in it was replaced; the trace records
+where lengths changed (``Trace.redaction_shifts``), and :func:`source_offset` places any position
+of the redacted text in the source, for a scorer that cuts evidence text (supporting facts).
+Ids are never rewritten, even one that looks like an address.
 """
 
 from __future__ import annotations
