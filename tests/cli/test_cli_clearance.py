@@ -69,11 +69,13 @@ def test_run_at_a_clearance_writes_no_trace_with_a_document_above_it(index_dir, 
 @pytest.mark.parametrize("level", LEVELS)
 def test_ask_prints_and_returns_nothing_above_the_clearance(index_dir, documents, level) -> None:
     detector = LeakDetector(documents, Clearance(level))
-    for engine in ("multihop", "single"):
-        printed = invoke("ask", str(index_dir), ORION, "--engine", engine, "--clearance", level).output
+    printed = invoke("ask", str(index_dir), ORION, "--clearance", level).output
+    assert "evidence trail" in printed and detector.find(printed) == set()
+    if level == "public":  # the other engine and the JSON output, at the level that hides the most
+        printed = invoke("ask", str(index_dir), ORION, "--engine", "single", "--clearance", level).output
         assert "evidence trail" in printed and detector.find(printed) == set()
-    trace = json.loads(invoke("ask", str(index_dir), ORION, "--json", "--clearance", level).stdout)
-    assert detector.find_in(trace) == set()
+        trace = json.loads(invoke("ask", str(index_dir), ORION, "--json", "--clearance", level).stdout)
+        assert detector.find_in(trace) == set()
 
 
 def test_search_returns_k_allowed_hits_and_reads_the_clearance_from_the_environment(index_dir, documents) -> None:
