@@ -4,7 +4,9 @@ A question's model calls (planner, expander, judge, reranker, synthesiser) all d
 :class:`QuestionScope`: its deadline is ``budget`` seconds after the question started, every call's
 read timeout and backoff are cut to what is left, and once it is spent the remaining roles answer
 offline at once. A :class:`CircuitBreaker` per backend opens after ``threshold`` consecutive
-failed calls; from then on the rest of the run uses the offline roles without calling the backend.
+failed calls; from then on the rest of the run uses the offline roles without calling the backend
+(a long-lived process, such as a service, can let it try again after ``reset_after`` seconds: one
+probe call, which closes the breaker if it succeeds).
 Every fallback is recorded in the scope (role, backend, cause, message), which the engine copies
 into the trace; with ``strict`` a fallback raises :class:`~hoprag.llm.errors.LLMFallbackError`
 instead.
@@ -118,38 +120,64 @@ def question_scope(budget: float | None = None) -> Iterator[QuestionScope]:
 
 
 class CircuitBreaker:
-    """Opens after ``threshold`` consecutive failures of one backend, and stays open for the run."""
+    """Opens after ``threshold`` consecutive failures of one backend; stays open for the run, or until
+    ``reset_after`` seconds have passed, when one probe call may go through."""
 
-    def __init__(self, backend: str, threshold: int = DEFAULT_BREAKER_THRESHOLD) -> None:
+    def __init__(self, backend: str, threshold: int = DEFAULT_BREAKER_THRESHOLD, reset_after: float | None = None) -> None:
         if threshold < 1:
             from hoprag.errors import ConfigError
 
             raise ConfigError(f"the circuit breaker threshold must be at least 1, got {threshold}")
         self.backend = backend
         self.threshold = threshold
+        self.reset_after = reset_after
         self.consecutive = 0
         self.failures = 0
         self.reason: str | None = None
+        self._opened_at = 0.0
+        self._probing = False
         self._lock = threading.Lock()
 
     @property
     def open(self) -> bool:
         return self.reason is not None
 
+    def allow(self) -> bool | str:
+        """May a call be made now? Closed: True; open: False, except once ``reset_after`` has passed,
+        when the one caller that gets ``"probe"`` tries (and reports with success/failure/abandon)."""
+        with self._lock:
+            if self.reason is None:
+                return True
+            if self.reset_after is None or self._probing or time.monotonic() - self._opened_at < self.reset_after:
+                return False
+            self._probing = True
+            return "probe"
+
     def success(self) -> None:
         with self._lock:
             self.consecutive = 0
+            self.reason = None
+            self._probing = False
+
+    def abandon(self) -> None:
+        """The probe was not made or said nothing of the backend's health (e.g. the budget ran out)."""
+        with self._lock:
+            self._probing = False
 
     def failure(self, message: str) -> bool:
-        """Count a failed call; True when this failure opened the breaker."""
+        """Count a failed call; True when this failure opened the breaker (or a probe reopened it)."""
         with self._lock:
             self.consecutive += 1
             self.failures += 1
-            if self.reason is None and self.consecutive >= self.threshold:
+            if self._probing or (self.reason is None and self.consecutive >= self.threshold):
+                rest = (f"calls wait {self.reset_after:g} s before one probe" if self.reset_after is not None
+                        else "the rest of the run uses the offline roles without calling it")
                 self.reason = (
                     f"circuit open for {self.backend} after {self.consecutive} consecutive failed calls"
-                    f" (last: {message}); the rest of the run uses the offline roles without calling it"
+                    f" (last: {message}); {rest}"
                 )
+                self._opened_at = time.monotonic()
+                self._probing = False
                 return True
             return False
 
@@ -163,6 +191,7 @@ class LLMGuard:
         budget: float | None = DEFAULT_BUDGET,
         strict: bool = False,
         breaker_threshold: int = DEFAULT_BREAKER_THRESHOLD,
+        breaker_reset: float | None = None,
     ) -> None:
         if budget is not None and budget < 0:
             from hoprag.errors import ConfigError
@@ -171,6 +200,7 @@ class LLMGuard:
         self.budget = budget or None
         self.strict = strict
         self.breaker_threshold = breaker_threshold
+        self.breaker_reset = breaker_reset
         # keyed by the backend object's id; the object is kept so its id cannot be reused
         self._breakers: dict[int, tuple[Any, CircuitBreaker]] = {}
         self._lock = threading.Lock()
@@ -180,7 +210,8 @@ class LLMGuard:
         with self._lock:
             found = self._breakers.get(id(llm))
             if found is None:
-                found = self._breakers[id(llm)] = (llm, CircuitBreaker(getattr(llm, "spec", repr(llm)), self.breaker_threshold))
+                breaker = CircuitBreaker(getattr(llm, "spec", repr(llm)), self.breaker_threshold, self.breaker_reset)
+                found = self._breakers[id(llm)] = (llm, breaker)
             return found[1]
 
     def opened(self) -> list[str]:

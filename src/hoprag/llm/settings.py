@@ -44,6 +44,9 @@ class LLMSettings(BaseModel):
     breaker_threshold: int = Field(
         default=DEFAULT_BREAKER_THRESHOLD, ge=1, description="consecutive failures that open a backend's circuit"
     )
+    breaker_reset: float | None = Field(
+        default=None, gt=0, description="seconds after which an open circuit lets one probe call through; None = never"
+    )
 
     def backend_options(self, spec: str) -> dict[str, Any]:
         """``make_llm`` keyword arguments for ``spec``: each backend gets only what applies to it."""
@@ -64,4 +67,5 @@ class LLMSettings(BaseModel):
         return make_llm(str(spec), **{**self.backend_options(str(spec)), **extra})
 
     def guard(self) -> LLMGuard:
-        return LLMGuard(budget=self.budget or None, strict=self.strict, breaker_threshold=self.breaker_threshold)
+        return LLMGuard(budget=self.budget or None, strict=self.strict, breaker_threshold=self.breaker_threshold,
+                        breaker_reset=self.breaker_reset)

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 
 from hoprag.errors import HopragError
 from hoprag.llm.errors import LLMBudgetError, LLMContextLengthError, LLMFallbackError
-from hoprag.llm.guard import Fallback, LLMGuard, QuestionScope, current_scope
+from hoprag.llm.guard import CircuitBreaker, Fallback, LLMGuard, QuestionScope, current_scope
 from hoprag.records import Evidence, Usage
 
 #: rounds of refitting after a context-length error before the role gives up on the model
@@ -96,12 +96,31 @@ class ModelRole:
         """Ask the model for JSON valid against ``schema``. ``render(items, width)`` builds the user
         message from ``evidence``, so the prompt can be refitted; else ``user`` is sent as is."""
         scope = current_scope()
-        breaker = self.guard.breaker(self.llm)
-        if breaker.open:
-            return ModelReply(fallback=self._fallback(scope, "circuit", breaker.reason or "circuit open"))
         deadline = self._deadline(scope)
         if deadline is not None and time.monotonic() >= deadline:
             return ModelReply(fallback=self._fallback(scope, "budget", self._spent_message(scope)))
+        breaker = self.guard.breaker(self.llm)
+        permit = breaker.allow()
+        if not permit:
+            return ModelReply(fallback=self._fallback(scope, "circuit", breaker.reason or "circuit open"))
+        try:
+            return self._ask(breaker, scope, deadline, system, schema, max_tokens, user, evidence, render)
+        finally:
+            if permit == "probe":
+                breaker.abandon()  # a probe that ended without a verdict on the backend may be tried again
+
+    def _ask(
+        self,
+        breaker: CircuitBreaker,
+        scope: QuestionScope | None,
+        deadline: float | None,
+        system: str,
+        schema: type[BaseModel],
+        max_tokens: int,
+        user: str,
+        evidence: Sequence[Evidence],
+        render: Render | None,
+    ) -> ModelReply:
         items = list(evidence)
         window_cut = False
         for _ in range(FIT_ROUNDS):
