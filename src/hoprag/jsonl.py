@@ -134,8 +134,16 @@ def torn_last_line(path: str | Path) -> TornLine | None:
     Appends write a record and its line end in one call, so a run killed mid-write leaves a last
     line without ``\\n`` that does not parse. A last line that parses as a JSON object but lacks its
     line end is complete (other writers omit the final newline): see :func:`end_with_newline`.
+    A file that cannot be opened has no torn line here: its readers say what is wrong with it.
     """
-    with Path(path).open("rb") as handle:
+    try:
+        return _torn_last_line(Path(path))
+    except OSError:
+        return None
+
+
+def _torn_last_line(path: Path) -> TornLine | None:
+    with path.open("rb") as handle:
         end = handle.seek(0, os.SEEK_END)
         start = _last_line_start(handle, end)
         if start == end:

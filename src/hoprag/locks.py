@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from hoprag.errors import HopragError
+from hoprag.errors import HopragError, InputError
 
 __all__ = ["FileLockedError", "exclusive_lock", "lock_path"]
 
@@ -40,9 +40,13 @@ def exclusive_lock(path: str | Path, *, fix: str) -> Iterator[Path]:
         yield lock_path(path)
         return
     target = lock_path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
     while True:
-        fd = os.open(target, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(target, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise InputError(f"cannot create the lock file {target.name} beside it ({exc.strerror or exc})",
+                             source=str(path), fix="write to a folder you can create files in") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

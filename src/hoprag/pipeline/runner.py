@@ -83,14 +83,18 @@ def _prepare_out(
     state = scan_traces_file(out)
     _check_same_run(state, current, explicit_run_id=explicit_run_id)
     notes: list[str] = []
-    if state.torn is not None:
-        cut_torn_last_line(out, state.torn)
-        notes.append(
-            f"{out}: dropped the cut-off last line {state.torn.line} ({state.torn.size} bytes, a write "
-            f"interrupted when the run stopped); its case is answered again"
-        )
-    elif end_with_newline(out):
-        notes.append(f"{out}: added the missing line end after the last record")
+    try:
+        if state.torn is not None:
+            cut_torn_last_line(out, state.torn)
+            notes.append(
+                f"{out}: dropped the cut-off last line {state.torn.line} ({state.torn.size} bytes, a write "
+                f"interrupted when the run stopped); its case is answered again"
+            )
+        elif end_with_newline(out):
+            notes.append(f"{out}: added the missing line end after the last record")
+    except OSError as exc:
+        raise InputError(f"the traces file cannot be written ({exc.strerror or exc})", source=str(out),
+                         fix=f"make it writable (chmod u+w {out}) or pass another --out") from None
     previous = state.headers[0].run_id if state.headers else (state.run_ids[0] if state.run_ids else None)
     return set(state.case_ids), previous or None, tuple(notes)
 
