@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, LiveServer, start_service
+from service_helpers import ROOT, LiveServer, start_service
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 CHROMIUM = "/usr/bin/chromium"

@@ -6,7 +6,7 @@ import json
 
 import httpx
 import pytest
-from conftest import ENTERPRISE, read_sse
+from service_helpers import ENTERPRISE, read_sse
 
 pytestmark = pytest.mark.integration
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import TOKENS
+from service_helpers import TOKENS
 
 from hoprag.errors import ConfigError
 from hoprag.service.tokens import load_tokens
