@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -43,8 +44,9 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 )
 def test_bad_values_are_refused_cleanly(work: Path, argv: list[str], capsys, monkeypatch) -> None:
     monkeypatch.chdir(work)
+    monkeypatch.setattr(sys, "argv", ["hoprag", *argv])
     with pytest.raises(SystemExit) as exit_info:
-        main(argv)
+        main()
     text = capsys.readouterr()
     assert exit_info.value.code == 2, text
     assert "Traceback" not in text.out + text.err
