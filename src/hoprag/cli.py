@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -41,6 +42,28 @@ ENGINES = ("single", "multihop")
 MODES = ("bm25", "dense", "hybrid")
 FUSIONS = ("rrf", "weighted")
 EMBEDDER_NAMES = ("minilm", "static")
+
+
+@app.callback()
+def _root(
+    debug: bool = typer.Option(
+        False, "--debug", help="show the Python traceback of an unexpected error (or set HOPRAG_DEBUG=1)"
+    ),
+) -> None:
+    """Build and prove multi-hop retrieval-augmented generation."""
+    # --debug is read by main() before the command line reaches typer; declared here for --help
+
+
+def check_question(text: str, what: str = "question") -> str:
+    """A question (or query) must hold words; refuse empty or whitespace-only text with the fix."""
+    from hoprag.errors import ConfigError
+
+    cleaned = " ".join(text.split())
+    if not cleaned:
+        raise ConfigError(f"the {what} is empty; give it as a quoted argument, e.g. \"Who founded Kestrel Dynamics?\"")
+    if len(cleaned) > 10_000:
+        raise ConfigError(f"the {what} is {len(cleaned):,} characters long; give at most 10,000")
+    return cleaned
 
 
 def _check_engine(engine: str) -> str:
@@ -82,8 +105,8 @@ def import_cmd(
 def index_cmd(
     corpora: list[Path] = typer.Argument(..., help="corpus files (.jsonl/.json) or folders of .md/.txt"),
     out_dir: Path = typer.Option(..., "--out", help="index directory to write"),
-    chunk_size: int = typer.Option(1200, "--chunk-size", help="maximum characters per chunk"),
-    overlap: int = typer.Option(150, "--overlap", help="characters of trailing sentences repeated in the next chunk"),
+    chunk_size: int = typer.Option(1200, "--chunk-size", min=50, help="maximum characters per chunk (≥ 50)"),
+    overlap: int = typer.Option(150, "--overlap", min=0, help="characters of trailing sentences repeated in the next chunk (< --chunk-size)"),
     dense: bool = typer.Option(False, "--dense/--no-dense", help="also embed every chunk for dense and hybrid retrieval"),
     embedder: str = typer.Option("minilm", "--embedder", help="dense model: minilm (int8 MiniLM, 384-d) | static (model2vec, 64-d)"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
@@ -94,6 +117,10 @@ def index_cmd(
     from hoprag.index.store import IndexConfig, build_index
     from hoprag.progress import staged_progress
 
+    if overlap >= chunk_size:
+        from hoprag.errors import ConfigError
+
+        raise ConfigError(f"--overlap ({overlap}) must be smaller than --chunk-size ({chunk_size}); lower --overlap")
     documents = load_corpora(corpora)
     config = IndexConfig(
         chunk=ChunkConfig(max_chars=chunk_size, overlap_chars=overlap),
@@ -113,7 +140,7 @@ def index_cmd(
 def search_cmd(
     index_dir: Path = typer.Argument(..., help="index directory"),
     query: str = typer.Argument(...),
-    k: int = typer.Option(10, "-k", "--k", help="number of hits"),
+    k: int = typer.Option(10, "-k", "--k", min=1, max=10_000, help="number of hits"),
     mode: str = typer.Option("bm25", "--mode", help="retrieval: bm25 | dense | hybrid (dense needs `hoprag index --dense`)"),
     fusion: str = typer.Option("rrf", "--fusion", help="hybrid fusion: rrf (reciprocal rank) | weighted (min-max scores)"),
     as_json: bool = typer.Option(False, "--json", help="print hits as JSON"),
@@ -124,6 +151,7 @@ def search_cmd(
     from hoprag.index.store import load_index
     from hoprag.render import hits_table
 
+    query = check_question(query, "query")
     index = load_index(index_dir)
     retriever = index.retriever(_check_choice(mode, MODES, "mode"), fusion=_check_choice(fusion, FUSIONS, "fusion"))
     hits = retriever.retrieve(query, k, clearance=caller_clearance(clearance, acl_levels))
@@ -140,7 +168,7 @@ FUSION_OPT = typer.Option("rrf", "--fusion", help="hybrid fusion: rrf (reciproca
 # --n-ctx, --llm-budget and --strict-llm are shared with `ablate`: hoprag.cli_llm)
 RERANK_OPT = typer.Option("offline", "--rerank", help="reranker: offline (chain-aware) | llm")
 ENGINE_OPT = typer.Option("multihop", "--engine", help="single or multihop")
-K_OPT = typer.Option(None, "--k", help="hits per retrieval call")
+K_OPT = typer.Option(None, "--k", min=1, max=1_000, help="hits per retrieval call (default: the engine's)")
 
 
 def _model_settings(ctx, engine, llm, planner_llm, synth_llm, **flags):
@@ -204,6 +232,7 @@ def ask_cmd(
             where = f"hop {hop} · " if stage == "searching" else ""
             err.print(f"[dim]{where}{stage} {detail} …[/]")
 
+    question = check_question(question)
     specs, settings = _model_settings(
         ctx, engine, llm, planner_llm, synth_llm, base_url=base_url, api_key=api_key, llm_timeout=llm_timeout,
         llm_retries=llm_retries, n_ctx=n_ctx, llm_budget=llm_budget, strict_llm=strict_llm,
@@ -305,7 +334,7 @@ def run_cmd(
 def eval_cmd(
     cases_file: Path = typer.Argument(..., help="cases.jsonl"),
     traces_file: Path = typer.Argument(..., help="traces.jsonl from any pipeline"),
-    ks: list[int] = typer.Option([2, 5, 10], "--k", help="cut-offs, e.g. --k 2 5 10"),
+    ks: list[int] = typer.Option([2, 5, 10], "--k", min=1, help="cut-offs, e.g. --k 2 5 10"),
     json_out: Optional[Path] = typer.Option(None, "--json", help="write {aggregate, cases, ...} JSON here"),
     html_out: Optional[Path] = typer.Option(None, "--html", help="write a self-contained HTML report here"),
     oracle: Optional[Path] = typer.Option(None, "--oracle", help="traces of an oracle-hop run (conditional hop recall)"),
@@ -413,28 +442,120 @@ def _expand_variadic_k(argv: list[str]) -> list[str]:
     return expanded
 
 
-def main() -> None:
-    """Console entry point: clear errors instead of tracebacks for anything hoprag raises."""
-    argv = _expand_variadic_k(sys.argv[1:])
-    try:
-        code = app(args=argv, standalone_mode=False)
-    except HopragError as exc:
-        from rich.markup import escape
+DEBUG_ENV = "HOPRAG_DEBUG"
 
-        # escaped: a fix such as pip install 'hoprag[dense]' must not be read as rich markup
-        err.print(f"[red]error:[/] {escape(str(exc))}")
-        raise SystemExit(2) from None
-    except typer.Exit as exc:
-        raise SystemExit(exc.exit_code) from None
-    except typer.Abort:
-        raise SystemExit(1) from None
-    except Exception as exc:  # click usage errors carry their own message and exit code
+
+def _debug_requested(argv: list[str]) -> tuple[bool, list[str]]:
+    """``--debug`` anywhere before ``--`` (or ``HOPRAG_DEBUG=1``) lets tracebacks through."""
+    cut = argv.index("--") if "--" in argv else len(argv)
+    debug = "--debug" in argv[:cut]
+    if debug:
+        argv = [a for a in argv[:cut] if a != "--debug"] + argv[cut:]
+    env = os.environ.get(DEBUG_ENV, "").strip().lower()
+    return debug or env in ("1", "true", "yes", "on"), argv
+
+
+def _command_name(argv: list[str]) -> str:
+    words = [a for a in argv if not a.startswith("-")][:2]
+    if len(words) == 2 and words[0] not in ("feedback", "runs"):
+        words = words[:1]
+    return "hoprag " + " ".join(words) if words else "hoprag"
+
+
+def _usage_error_types() -> tuple[type[BaseException], ...]:
+    """typer raises its own vendored click's exceptions; a plain click may be installed beside it."""
+    types: list[type[BaseException]] = []
+    try:
+        from typer._click.exceptions import ClickException as VendoredClickException
+
+        types.append(VendoredClickException)
+    except ImportError:  # an older typer runs on the real click
+        pass
+    try:
         import click
 
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            raise SystemExit(exc.exit_code) from None
-        raise
+        types.append(click.ClickException)
+    except ImportError:
+        pass
+    return tuple(types)
+
+
+def _exit_types() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    exits: list[type[BaseException]] = [typer.Exit]
+    aborts: list[type[BaseException]] = [typer.Abort]
+    try:
+        import click
+
+        exits.append(click.exceptions.Exit)
+        aborts.append(click.exceptions.Abort)
+    except ImportError:
+        pass
+    return tuple(exits), tuple(aborts)
+
+
+def _fail(message: str, code: int) -> None:
+    from rich.markup import escape
+
+    # escaped: a fix such as pip install 'hoprag[dense]' must not be read as rich markup
+    err.print(f"[red]error:[/] {escape(message)}", soft_wrap=True)
+    raise SystemExit(code)
+
+
+def _validation_message(exc: Exception) -> str:
+    """One line for a pydantic ValidationError: each field and what was wrong with it."""
+    problems = []
+    for item in exc.errors():  # type: ignore[attr-defined]
+        where = ".".join(str(p) for p in item.get("loc", ())) or "value"
+        problems.append(f"{where}: {item.get('msg', 'invalid')}")
+    return "invalid setting — " + "; ".join(problems) + ". Fix: pass a value in the allowed range (see --help)"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point and the CLI's one error boundary.
+
+    Usage errors print click's usage line and exit 2; a :class:`HopragError` prints its message
+    (what was wrong, the fix) and exits 2; anything unexpected prints one line naming the command
+    and exits 1, with the traceback only under ``--debug`` or ``HOPRAG_DEBUG=1``.
+    """
+    debug, args = _debug_requested(list(sys.argv[1:] if argv is None else argv))
+    args = _expand_variadic_k(args)
+    exits, aborts = _exit_types()
+    try:
+        code = app(args=args, standalone_mode=False, prog_name="hoprag")
+    except HopragError as exc:
+        if debug:
+            raise
+        _fail(str(exc), 2)
+    except exits as exc:
+        raise SystemExit(getattr(exc, "exit_code", 0)) from None
+    except aborts:
+        _fail("aborted", 1)
+    except KeyboardInterrupt:
+        _fail("interrupted; what was written so far is kept (`hoprag run` resumes where it stopped)", 130)
+    except BrokenPipeError:
+        # the reader of our output went away (e.g. `| head`): nothing left to tell anyone
+        sys.stderr.close()
+        raise SystemExit(141) from None
+    except _usage_error_types() as exc:
+        exc.show()  # type: ignore[attr-defined]
+        raise SystemExit(getattr(exc, "exit_code", 2)) from None
+    except Exception as exc:
+        if debug:
+            raise
+        if type(exc).__name__ == "ValidationError" and type(exc).__module__.startswith("pydantic"):
+            _fail(_validation_message(exc), 2)
+        if isinstance(exc, (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)):
+            where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+            _fail(f"{exc.strerror or type(exc).__name__}:{where}. Fix: check the path and its permissions", 2)
+        if isinstance(exc, OSError) and exc.errno is not None:
+            where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+            _fail(f"{exc.strerror or exc}{where}. Fix: check the disk, the path and its permissions", 2)
+        detail = " ".join(str(exc).split())[:300]
+        _fail(
+            f"`{_command_name(args)}` failed unexpectedly ({type(exc).__name__}: {detail}). "
+            f"Re-run with --debug (or {DEBUG_ENV}=1) to see the traceback, and report it",
+            1,
+        )
     if isinstance(code, int) and code:
         raise SystemExit(code)
 

@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
     def chain_eval_cmd(
         cases_file: Path = typer.Argument(..., help="cases.jsonl"),
         traces_file: Path = typer.Argument(..., help="traces.jsonl from any pipeline"),
-        ks: list[int] = typer.Option([2, 5, 10], "--k", help="cut-offs"),
+        ks: list[int] = typer.Option([2, 5, 10], "--k", min=1, help="cut-offs"),
         oracle: Optional[Path] = typer.Option(None, "--oracle", help="oracle-hop traces (conditional recall)"),
         corpus: Optional[Path] = typer.Option(
             None, "--corpus", help="corpus the cases cite: verify every label against it (cases with broken labels are "
@@ -185,7 +185,7 @@ def register(app: typer.Typer) -> None:
     @app.command("leakage")
     def leakage_cmd(
         files: list[Path] = typer.Argument(..., help="TRAIN DEV TEST (any number of partitions)"),
-        threshold: float = typer.Option(0.7, "--threshold", help="near-duplicate Jaccard threshold"),
+        threshold: float = typer.Option(0.7, "--threshold", min=0.0, max=1.0, help="near-duplicate Jaccard threshold (0–1)"),
         json_out: Optional[Path] = typer.Option(None, "--json"),
         evidence_threshold: float = typer.Option(
             0.8, "--evidence-threshold", min=0.01, max=1.0,
@@ -227,7 +227,7 @@ def register(app: typer.Typer) -> None:
         index_dir: Path = typer.Argument(...),
         cases_file: Path = typer.Argument(...),
         out_dir: Path = typer.Option(..., "--out"),
-        k: int = typer.Option(10, "--k"),
+        k: int = typer.Option(10, "--k", min=1, max=1_000),
         oracle_mode: str = typer.Option("augment", "--oracle-mode", help="augment or replace hop 1 with the gold chunks"),
         planner_llm: Optional[str] = typer.Option(
             None, "--planner-llm", help="LLM planner for the iterative rows (default: the offline planner), vs the fixed template"
@@ -267,8 +267,8 @@ def register(app: typer.Typer) -> None:
         ),
         cluster: str = typer.Option("path", "--cluster", help="path, template, source_family or case"),
         seed: int = typer.Option(0, "--seed"),
-        resamples: int = typer.Option(2000, "--resamples"),
-        k: int = typer.Option(10, "--k"),
+        resamples: int = typer.Option(2000, "--resamples", min=100, max=1_000_000),
+        k: int = typer.Option(10, "--k", min=1, max=1_000),
         json_out: Optional[Path] = typer.Option(None, "--json"),
     ) -> None:
         """Paired case-level differences (B - A) with cluster-bootstrap intervals."""
@@ -320,7 +320,7 @@ def register(app: typer.Typer) -> None:
     def synth_cmd(
         corpus: Path = typer.Argument(...),
         out_file: Path = typer.Option(..., "--out"),
-        max_cases: int = typer.Option(50, "--max"),
+        max_cases: int = typer.Option(50, "--max", min=1),
         seed: int = typer.Option(7, "--seed"),
         keep_flagged: bool = typer.Option(False, "--keep-flagged", help="keep proposals the audit flags (with warnings)"),
     ) -> None:
@@ -345,8 +345,11 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Write TREC qrels and a run file (document level) for trec_eval / ir_measures."""
         from hoprag.evaluation.runner import read_traces
-        from hoprag.evaluation.trec import write_qrels, write_run
+        from hoprag.errors import ConfigError
+        from hoprag.evaluation.trec import RUN_SOURCES, write_qrels, write_run
 
+        if source not in RUN_SOURCES:
+            raise ConfigError(f"unknown --source {source!r}; valid: {', '.join(RUN_SOURCES)}")
         n_q = write_qrels(qrels, _cases(cases_file))
         n_r = write_run(run, read_traces(traces_file), tag=tag, source=source)
         out.print(f"wrote {n_q} qrels lines → {qrels}, {n_r} run lines → {run}")
