@@ -1,8 +1,8 @@
 """A real `hoprag run` killed with SIGKILL half-way, its last line torn, then resumed: one trace per case.
 
 The HotpotQA dev slice's five questions are asked 20 times each (distinct case ids), so the run
-lasts long enough to be caught mid-way; a second writer started meanwhile is turned away naming
-the first one's PID.
+lasts long enough to be caught mid-way; it is then stopped (SIGSTOP, still holding its lock) while
+a second writer is turned away naming its PID, and killed.
 """
 
 from __future__ import annotations
@@ -79,6 +79,7 @@ def test_a_killed_run_with_a_torn_last_line_resumes_to_exactly_one_trace_per_cas
         while _trace_lines(out) < 10 and time.monotonic() < deadline and first.poll() is None:
             time.sleep(0.01)
         assert first.poll() is None, "the run ended before it could be interrupted"
+        first.send_signal(signal.SIGSTOP)  # frozen half-way, holding its lock, until it is killed
 
         second = hoprag("run", "index", "cases.jsonl", "--out", "traces.jsonl", "-q", cwd=work)
         assert second.returncode == 2 and "Traceback" not in second.stderr

@@ -1,5 +1,5 @@
-"""Index writes are atomic: a build killed with SIGKILL leaves the previous index loadable; the
-manifest's config hash is re-checked on load."""
+"""Index writes are atomic: a build killed with SIGKILL (while building, or half-way through writing)
+leaves the previous index loadable; the manifest's config hash is re-checked on load."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def test_a_killed_rebuild_leaves_the_old_index_and_the_next_build_cleans_up(tmp_
     target = tmp_path / "index"
     old = build_index(load_documents(ENTERPRISE), target)
     (target / "run.json").write_text('{"run_id": "r1"}\n')  # what a gate run stamps on an index
-    corpus = _big_corpus(tmp_path / "big.jsonl", copies=120)  # 4,320 documents
+    corpus = _big_corpus(tmp_path / "big.jsonl", copies=60)  # 2,160 documents
 
     build = subprocess.Popen([sys.executable, "-m", "hoprag.cli", "index", str(corpus), "--out", str(target), "-q"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -48,18 +48,32 @@ def test_a_killed_rebuild_leaves_the_old_index_and_the_next_build_cleans_up(tmp_
         while not _stages(target) and build.poll() is None and time.monotonic() < deadline:
             time.sleep(0.01)
         assert build.poll() is None, "the build ended before it could be interrupted"
-        time.sleep(0.3)  # well into chunking and tokenising
+        build.send_signal(signal.SIGSTOP)  # caught building
     finally:
         build.send_signal(signal.SIGKILL)
         build.wait(timeout=30)
     assert build.returncode == -signal.SIGKILL
+    assert load_index(target).manifest.artifact_id == old.artifact_id and len(_stages(target)) == 1
+    # and a build killed at the worst moment: half-way through writing the new index's files
+    script = (
+        "import os, signal, sys\n"
+        "from hoprag.index.store import build_index\n"
+        "from hoprag.ingest.loaders import load_documents\n"
+        "def die(stage, done, total):\n"
+        "    if stage == 'write' and done == 1:\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n"
+        "build_index(load_documents(sys.argv[1]), sys.argv[2], progress=die)\n"
+    )
+    writer = subprocess.run([sys.executable, "-c", script, str(corpus), str(target)], timeout=120)
+    assert writer.returncode == -signal.SIGKILL
 
     survivor = load_index(target)
     assert survivor.manifest.artifact_id == old.artifact_id and len(survivor.documents) == old.document_count
-    (stale,) = _stages(target)
+    stale = _stages(target)  # the second build removed the first one's stage: only its own is left
+    assert len(stale) == 1 and (stale[0] / "documents.jsonl").exists()
 
     new = build_index(load_documents(ENTERPRISE)[:10], target)
-    assert _stages(target) == [] and not stale.exists()
+    assert _stages(target) == [] and not any(p.exists() for p in stale)
     rebuilt = load_index(target)
     assert rebuilt.manifest.artifact_id == new.artifact_id != old.artifact_id and len(rebuilt.documents) == 10
     assert not (target / "run.json").exists()  # the stamp belonged to the replaced index
