@@ -83,3 +83,20 @@ def test_a_prompt_beyond_the_context_is_a_context_error_with_real_token_counts(l
     with pytest.raises(LLMContextLengthError) as info:
         local_llm.complete(prompt, max_tokens=8)
     assert info.value.window == 1024 and info.value.attempts == 1 and "--n-ctx" in str(info.value)
+
+
+@pytest.mark.integration
+def test_a_json_request_is_abandoned_at_the_deadline(local_llm: LlamaCppLLM) -> None:
+    import time
+
+    schema = {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "string"}}},
+              "required": ["items"]}
+    saved, local_llm.retry = local_llm.retry, local_llm.retry.model_copy(update={"max_retries": 0})
+    try:
+        with pytest.raises(LLMTimeoutError, match="did not finish within"):
+            local_llm.complete("List every country you know with its capital.", json_schema=schema,
+                               max_tokens=400, deadline=time.monotonic() + 0.3)
+    finally:
+        local_llm.retry = saved
+    again = local_llm.complete("Name a country and its population in millions.", json_schema=Country, max_tokens=64)
+    assert isinstance(again.data, Country)  # the model is usable after an abandoned stream

@@ -2,10 +2,11 @@
 
 JSON requests are grammar-constrained to the schema (llama.cpp's ``json_object`` + ``schema``).
 The timeout is checked before each generated token: a text request past it is ended at once (the
-next token is forced to end-of-generation) and raises LLMTimeoutError. A JSON request cannot be cut
-short without breaking the grammar, so it runs to its end (bounded by ``max_tokens``) and then
-raises LLMTimeoutError if it overran. Prompt evaluation itself cannot be interrupted. Calls are
-serialised by a lock because a ``llama_cpp.Llama`` is not thread-safe.
+next token is forced to end-of-generation) and raises LLMTimeoutError. A JSON request is generated
+as a stream (a logits processor would slow grammar-constrained sampling threefold) and abandoned at
+the first token past the timeout, raising LLMTimeoutError; its prompt tokens are then counted with
+the tokenizer rather than reported by llama.cpp. Prompt evaluation itself cannot be interrupted.
+Calls are serialised by a lock because a ``llama_cpp.Llama`` is not thread-safe.
 
 The context window is ``n_ctx`` and tokens are counted with the model's own tokenizer, so callers
 can fit a prompt before sending it; a prompt that still does not fit raises
@@ -132,14 +133,20 @@ class LlamaCppLLM(LLM):
         if json_schema is not None:
             options["response_format"] = {"type": "json_object", "schema": json_schema}
         deadline = None
+        streamed = False
         if timeout is not None:  # waiting for the lock counts against the timeout too
             deadline = _Deadline(time.monotonic() + timeout, self._llama.token_eos())
             if json_schema is None:
-                # Only text can be cut short; with a grammar the processor would also slow sampling 3x.
                 options["logits_processor"] = [deadline]
+            else:  # a grammar-constrained reply is streamed, so it can be abandoned at the deadline
+                streamed = options["stream"] = True
+                prompt_tokens = sum(self.count_tokens(m.content) for m in messages)
         with self._lock:
             try:
-                data = self._llama.create_chat_completion(**options)
+                if streamed:
+                    data = _collect(self._llama.create_chat_completion(**options), deadline, prompt_tokens)
+                else:
+                    data = self._llama.create_chat_completion(**options)
             except (ValueError, RuntimeError) as exc:
                 too_long = _TOO_LONG.search(str(exc))
                 if too_long:
@@ -153,6 +160,29 @@ class LlamaCppLLM(LLM):
         if deadline is not None and (deadline.passed or time.monotonic() > deadline.deadline):
             raise LLMTimeoutError(f"generation did not finish within {timeout:.3g} s", model=self.model, timeout=timeout)
         return _parse(data, self.model)
+
+
+def _collect(chunks: Any, deadline: _Deadline, prompt_tokens: int) -> dict[str, Any]:
+    """A streamed chat completion as one response; stops reading (and generating) past the deadline."""
+    parts: list[str] = []
+    finish = None
+    try:
+        for chunk in chunks:
+            choice = chunk["choices"][0]
+            piece = (choice.get("delta") or {}).get("content")
+            if piece:
+                parts.append(piece)
+            finish = choice.get("finish_reason") or finish
+            if time.monotonic() > deadline.deadline:
+                deadline.passed = True
+                break
+    finally:
+        closer = getattr(chunks, "close", None)
+        if closer is not None:
+            closer()
+    message = {"role": "assistant", "content": "".join(parts)}
+    return {"choices": [{"message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(parts)}}
 
 
 def _parse(data: Any, model: str) -> Completion:
