@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,10 +55,15 @@ def parse_json(text: str, *, source: str, line: int | None = None, fix: str, wha
     """``json.loads`` whose every failure is an :class:`InputError` naming ``source`` (and ``line``).
 
     Beyond syntax errors this covers integers longer than Python converts (``ValueError``) and
-    nesting deeper than the parser's recursion limit. ``what`` names the content in the message.
+    nesting deeper than the parser's recursion limit, and a ``\\ud800``-style escape of half a UTF-16
+    pair (Python accepts it, but the string can then never be written as UTF-8 again).
+    ``what`` names the content in the message.
     """
     try:
-        return json.loads(text)
+        value = json.loads(text)
+        if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+            _refuse_lone_surrogates(value, source=source, line=line)
+        return value
     except json.JSONDecodeError as exc:
         where = f"column {exc.colno}" if line is not None else f"line {exc.lineno}, column {exc.colno}"
         head = f"{what} is not valid JSON" if what else "malformed JSON"
@@ -67,6 +73,31 @@ def parse_json(text: str, *, source: str, line: int | None = None, fix: str, wha
         raise InputError(f"unreadable JSON value ({exc})", source=source, line=line, fix=fix) from None
     except RecursionError:
         raise InputError("JSON nested too deeply to read", source=source, line=line, fix=fix) from None
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _refuse_lone_surrogates(value: Any, *, source: str, line: int | None) -> None:
+    """Raise if any string (key or value) in ``value`` holds an unpaired surrogate."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise InputError(
+                    f"a string holds half of a UTF-16 surrogate pair ({item[exc.start]!r}), which is not text",
+                    source=source,
+                    line=line,
+                    fix="remove that \\uXXXX escape or give the whole pair (e.g. \\ud83d\\ude00)",
+                ) from None
 
 
 def read_records(path: str | Path, record_type: type[T]) -> list[T]:

@@ -29,9 +29,12 @@ are refused: oracle scores are diagnostics, never release scores.
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hoprag.datasets.schema import Case
 from hoprag.errors import ConfigError, InputError
@@ -51,7 +54,7 @@ class Policy:
 
     @property
     def k(self) -> int:
-        return int(self.raw.get("k", 10))
+        return int(self.raw.get("k") or 10)
 
 
 @dataclass(frozen=True)
@@ -79,19 +82,58 @@ def load_policy(path: str | Path) -> Policy:
     except RecursionError:
         raise InputError("policy YAML is nested too deeply to read", source=str(path),
                          fix="see examples/release-policy.yaml") from None
+    except ValueError as exc:  # a value PyYAML cannot build: an integer of 5000 digits, a 13th month
+        raise InputError(f"policy holds an unreadable YAML value ({str(exc)[:120]})", source=str(path),
+                         fix="see examples/release-policy.yaml") from None
     return parse_policy(raw, source=str(path), digest="sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16])
+
+
+class _Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class _Critical(_Spec):
+    templates: list[str] = Field(default_factory=list)
+    case_ids: list[str] = Field(default_factory=list)
+    question_types: list[str] = Field(default_factory=list)
+
+
+class _Timeouts(_Spec):
+    allowed_fallbacks: list[str] = Field(default_factory=lambda: ["abstain", "partial"])
+
+
+class PolicySpec(_Spec):
+    """The shape a policy must have; every section optional (see the module docstring)."""
+
+    version: int = 1
+    description: str = ""
+    k: int = Field(default=10, ge=1, le=10_000)
+    critical: _Critical | None = None
+    critical_attribution: bool = False
+    uncertain: Literal["exclude", "include"] = "exclude"
+    min: dict[str, Union[int, float]] | None = None
+    max: dict[str, Union[int, float]] | None = None
+    timeouts: _Timeouts | None = None
 
 
 def parse_policy(raw: Any, *, source: str = "<policy>", digest: str | None = None) -> Policy:
     if not isinstance(raw, dict):
         raise InputError("a policy must be a mapping", source=source, fix="see examples/release-policy.yaml")
-    unknown = sorted(set(raw) - _SECTIONS)
+    unknown = sorted(str(k) for k in set(raw) - _SECTIONS)
     if unknown:
         raise InputError(f"unknown policy sections {unknown}", source=source, fix=f"valid sections: {', '.join(sorted(_SECTIONS))}")
     for section in ("min", "max"):
-        for key, value in (raw.get(section) or {}).items():
-            if not isinstance(value, (int, float)) or isinstance(value, bool):
+        bounds = raw.get(section) or {}
+        for key, value in (bounds.items() if isinstance(bounds, dict) else ()):
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
                 raise InputError(f"{section}.{key} must be a number, got {value!r}", source=source, field=f"{section}.{key}")
+    try:
+        PolicySpec.model_validate({k: v for k, v in raw.items() if v is not None})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or None
+        raise InputError(f"invalid policy: {first.get('msg', 'invalid value')}", source=source, field=where,
+                         fix="see examples/release-policy.yaml") from None
     allowed = (raw.get("timeouts") or {}).get("allowed_fallbacks", ["abstain", "partial"])
     from hoprag.evaluation.stopping import FALLBACKS
 
@@ -103,7 +145,7 @@ def parse_policy(raw: Any, *, source: str = "<policy>", digest: str | None = Non
     if digest is None:
         import json
 
-        digest = "sha256:" + hashlib.sha256(json.dumps(raw, sort_keys=True).encode()).hexdigest()[:16]
+        digest = "sha256:" + hashlib.sha256(json.dumps(raw, sort_keys=True, default=str).encode()).hexdigest()[:16]
     return Policy(raw=raw, digest=digest, source=source)
 
 

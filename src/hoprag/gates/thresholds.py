@@ -158,6 +158,9 @@ def load_thresholds(path: str | Path) -> Thresholds:
         data = yaml.safe_load(text)
     except RecursionError:
         raise ConfigError(f"{path}: YAML nested too deeply to read. Fix: see the format in thresholds.yaml") from None
+    except ValueError as exc:  # a value PyYAML cannot build: an integer of 5000 digits, a 13th month
+        raise ConfigError(f"{path}: unreadable YAML value ({str(exc)[:120]}). "
+                          "Fix: see the format in thresholds.yaml") from None
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else "syntax error"
         mark = getattr(exc, "problem_mark", None)

@@ -73,6 +73,10 @@ def load_price_table(path: str | Path) -> PriceTable:
         except yaml.YAMLError as exc:
             raise InputError(f"price table is not valid YAML: {exc}", source=str(path),
                              fix="fix the file's YAML syntax") from exc
+        except (ValueError, RecursionError) as exc:  # a 5000-digit integer, or nesting past the parser's depth
+            why = ("is nested too deeply" if isinstance(exc, RecursionError)
+                   else f"holds an unreadable value ({str(exc)[:120]})")
+            raise InputError(f"price table YAML {why}", source=str(path), fix="fix the file's YAML") from None
     else:
         data = parse_json(text, source=str(path), what="price table",
                           fix="fix the file's JSON syntax, or give a .yaml file")

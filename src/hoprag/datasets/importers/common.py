@@ -60,7 +60,7 @@ def read_json_records(path: Path, dataset: str) -> list[tuple[RecordRef, dict[st
     text = read_text(path, f"{dataset} file", allow_empty=True)
     fix_empty = f"give a {dataset} file with at least one record (a JSON array or one JSON object per line)"
     if not text.strip():
-        raise InputError("file is empty", source=str(path), fix=fix_empty)
+        raise InputError(f"{dataset} file is empty", source=str(path), fix=fix_empty)
     try:
         data = parse_json(text, source=str(path), fix="repair the JSON array")
     except InputError:
