@@ -91,12 +91,16 @@ def test_a_json_request_is_abandoned_at_the_deadline(local_llm: LlamaCppLLM) -> 
 
     schema = {"type": "object", "properties": {"items": {"type": "array", "items": {"type": "string"}}},
               "required": ["items"]}
-    saved, local_llm.retry = local_llm.retry, local_llm.retry.model_copy(update={"max_retries": 0})
+    with pytest.raises(LLMTimeoutError, match="did not finish within") as info:
+        local_llm.complete("List every country you know with its capital.", json_schema=schema,
+                           max_tokens=400, deadline=time.monotonic() + 0.3)
+    saved, local_llm.timeout = local_llm.timeout, 0.3
     try:
-        with pytest.raises(LLMTimeoutError, match="did not finish within"):
-            local_llm.complete("List every country you know with its capital.", json_schema=schema,
-                               max_tokens=400, deadline=time.monotonic() + 0.3)
+        with pytest.raises(LLMTimeoutError) as again_info:
+            local_llm.complete("List every country you know with its capital.", json_schema=schema, max_tokens=400)
     finally:
-        local_llm.retry = saved
+        local_llm.timeout = saved
+    # a local model is as slow the second time (same seed, same prompt): its timeouts are not retried
+    assert info.value.attempts == 1 and again_info.value.attempts == 1 and local_llm.retry.max_retries > 0
     again = local_llm.complete("Name a country and its population in millions.", json_schema=Country, max_tokens=64)
     assert isinstance(again.data, Country)  # the model is usable after an abandoned stream

@@ -6,6 +6,7 @@ next token is forced to end-of-generation) and raises LLMTimeoutError. A JSON re
 as a stream (a logits processor would slow grammar-constrained sampling threefold) and abandoned at
 the first token past the timeout, raising LLMTimeoutError; its prompt tokens are then counted with
 the tokenizer rather than reported by llama.cpp. Prompt evaluation itself cannot be interrupted.
+A timeout is not retried: with the same seed and prompt the model would take as long again.
 Calls are serialised by a lock because a ``llama_cpp.Llama`` is not thread-safe.
 
 The context window is ``n_ctx`` and tokens are counted with the model's own tokenizer, so callers
@@ -158,7 +159,9 @@ class LlamaCppLLM(LLM):
                 raise LLMError(f"llama.cpp failed: {exc}", model=self.model,
                                fix="shorten the prompt or raise n_ctx (the context window)") from exc
         if deadline is not None and (deadline.passed or time.monotonic() > deadline.deadline):
-            raise LLMTimeoutError(f"generation did not finish within {timeout:.3g} s", model=self.model, timeout=timeout)
+            error = LLMTimeoutError(f"generation did not finish within {timeout:.3g} s", model=self.model, timeout=timeout)
+            error.retryable = False  # the same seed and prompt would take as long again
+            raise error
         return _parse(data, self.model)
 
 
