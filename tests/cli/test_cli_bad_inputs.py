@@ -227,6 +227,18 @@ BAD_INPUTS: list[tuple[list[str], set[int]]] = [
     (["runs", "rm"], {2}),
     (["runs", "rm", "no-such-run"], {2}),
     (["runs", "rm", "--failed", "--store", "nosuchdb://x/y"], {2}),
+    # serve (each row must be refused before the server binds: see the guard in the test)
+    (["serve"], {2}),
+    (["serve", "missing-index"], {2}),
+    (["serve", "a-file"], {2}),
+    (["serve", "index", "--host", "0.0.0.0"], {2}),
+    (["serve", "index", "--port", "0"], {2}),
+    (["serve", "index", "--port", "abc"], {2}),
+    (["serve", "index", "--tokens", "missing.yaml"], {2}),
+    (["serve", "index", "--tokens", "binary.bin"], {2}),
+    (["serve", "index", "--tokens", "policy-bad.yaml"], {2}),
+    (["serve", "index", "--clearance", "top-secret"], {2}),
+    (["serve", "index", "--workers", "0"], {2}),
     # demo
     (["demo", "--data", "missing-data", "--out", "dm"], {2}),
     (["demo", "--data", "a-file", "--out", "dm"], {2}),
@@ -238,6 +250,15 @@ def test_bad_input_gets_a_clear_message_and_no_traceback(argv, codes, built, cap
     monkeypatch.chdir(built)
     monkeypatch.setenv("HOPRAG_STORE", str(built / "store.db"))
     monkeypatch.delenv("HOPRAG_DEBUG", raising=False)
+    try:  # a row that wrongly starts the service must fail, not serve forever
+        import uvicorn
+
+        def refuse_to_serve(*args, **kwargs):
+            raise SystemExit(99)
+
+        monkeypatch.setattr(uvicorn, "run", refuse_to_serve)
+    except ImportError:
+        pass
     code, output = run_cli(argv, capsys)
     assert "Traceback" not in output, output
     assert code in codes, f"exit {code} for {argv}: {output}"

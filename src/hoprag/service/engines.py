@@ -154,7 +154,8 @@ class EnginePool:
             return self._views[level]
 
     def prototype(self, engine: str, mode: str, k: int | None, clearance: str, use_llm: bool) -> Any:
-        key = (engine, mode, k, self.policy.parse(clearance), use_llm and self.llm is not None)
+        # the single-shot engine has no role a model could play: it is never handed one
+        key = (engine, mode, k, self.policy.parse(clearance), use_llm and self.llm is not None and engine != "single")
         with self._lock:
             found = self._prototypes.get(key)
         if found is not None:
@@ -165,12 +166,23 @@ class EnginePool:
         options: dict[str, Any] = {}
         if "clearance" in inspect.signature(make_engine).parameters:
             options["clearance"] = view.clearance  # the engine filters too, and records it in its config hash
-        built = make_engine(engine, view, k=k, mode=mode, llm=self.llm if key[-1] else None,
-                            llm_options=self.llm_options if key[-1] else None, **options)
+        if key[-1]:
+            options["llm_settings"] = self._llm_settings()
+        built = make_engine(engine, view, k=k, mode=mode, llm=self.llm if key[-1] else None, **options)
         if getattr(built, "name", "") == "multihop" and getattr(built, "_pool", "absent") is None:
             built.map(lambda item: item, [0, 1])  # start the thread pool once: request copies share it
         with self._lock:
             return self._prototypes.setdefault(key, built)
+
+    def _llm_settings(self) -> Any:
+        """A long-lived service: each question's model calls fit in the request time, and an open
+        circuit lets a probe call through after a while, so a model server that comes back is used again."""
+        from hoprag.llm.settings import LLMSettings
+
+        opts = self.llm_options
+        timeout = float(opts.get("timeout", 20.0))
+        return LLMSettings(base_url=opts.get("base_url"), api_key=opts.get("api_key"), timeout=timeout,
+                           budget=max(1.0, min(timeout, self.stream_timeout)), breaker_reset=30.0)
 
     def answer(self, question: str, *, trace_id: str, run_id: str, clearance: str, events: HopEvents,
                engine: str = "multihop", mode: str = "bm25", k: int | None = None, use_llm: bool = True) -> Trace:

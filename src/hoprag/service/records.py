@@ -135,6 +135,10 @@ class ServiceStore:
         self._wake.set()
         self._writer.join(timeout=5)
         self.flush()
+        # a service that stopped cleanly leaves complete runs (only runs this process created and
+        # left running are touched), so `hoprag runs rm --failed` never takes its answers or feedback
+        for run_id in dict.fromkeys((self.trace_run, self.feedback_run)):
+            self.store.finish_run(run_id)
 
     def trace(self, trace_id: str) -> Trace | None:
         import sqlalchemy as sa
