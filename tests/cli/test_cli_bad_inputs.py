@@ -178,6 +178,7 @@ BAD_INPUTS: list[tuple[list[str], set[int]]] = [
     (["ablate", "missing-index", "cases.jsonl", "--out", "ab"], {2}),
     (["ablate", "index", "cases.jsonl", "--out", "ab", "--k", "0"], {2}),
     (["ablate", "index", "binary.bin", "--out", "ab"], {2}),
+    (["ablate", "index", "cases.jsonl", "--out", "ab", "--oracle-mode", "sideways"], {2}),
     (["compare", "traces.jsonl"], {2}),
     (["compare", "traces.jsonl", "missing.jsonl", "--cases", "cases.jsonl"], {2}),
     (["compare", "traces.jsonl", "traces.jsonl", "--cases", "cases.jsonl", "--resamples", "0"], {2}),

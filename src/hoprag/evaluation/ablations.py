@@ -50,7 +50,9 @@ from hoprag.pipeline.engine import MultiHopConfig, SingleShotEngine
 from hoprag.pipeline.extractive import extract_answer
 from hoprag.pipeline.multihop import MultiHopEngine
 from hoprag.pipeline.plan import QuestionPlanner
+from hoprag.errors import ConfigError
 from hoprag.jsonl import write_records
+from hoprag.redact import redact_trace
 from hoprag.records import Chunk, Evidence, Hit, HopStep, Trace
 
 TABLE_METRICS = ("chain_coverage@5", "chain_coverage@10", "path_precision@10", "hop1_recall@10", "hop2_recall@10",
@@ -149,6 +151,7 @@ def run_ablations(
     oracle_mode: str = "augment",
     planner: Any = None,
     clearance: str | Clearance | None = None,
+    redact: bool = True,
 ) -> AblationResult:
     """Run every ablation over ``cases`` with a loaded ``index``; write traces and a table to ``out_dir``.
 
@@ -156,11 +159,12 @@ def run_ablations(
     chunks the free run itself kept at hop 1 (the prior state made correct, nothing else taken away);
     ``"replace"`` seeds with the gold chunks only. ``planner`` (default: the offline planner) is
     the planner of every iterative row; the ``fixed-template`` row swaps it for the question as one
-    sub-query, changing that one stage. ``clearance`` runs every row for a caller at that level
+    sub-query, changing that one stage. Trace files are written redacted of PII unless
+    ``redact=False``. ``clearance`` runs every row for a caller at that level
     (see the module doc); ``None`` is unrestricted.
     """
     if oracle_mode not in ("augment", "replace"):
-        raise ValueError(f"oracle_mode must be 'augment' or 'replace', got {oracle_mode!r}")
+        raise ConfigError(f"--oracle-mode must be 'augment' or 'replace', got {oracle_mode!r}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     retriever = index.retriever()
@@ -199,7 +203,8 @@ def run_ablations(
         )
         traces["minimal-evidence"].append(_minimal(case, free))
     for name, items in traces.items():
-        write_records(out / f"traces-{name}.jsonl", items)
+        # what is written is redacted of PII like every stored trace; scoring below uses the same ids
+        write_records(out / f"traces-{name}.jsonl", [redact_trace(t) for t in items] if redact else items)
     reports = {}
     for name, items in traces.items():
         oracle = traces["oracle-hop"] if name == "iterative" else None
