@@ -10,7 +10,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[gates]'
+	$(BIN)/python -m pip install --quiet -e '.[gates,serve]'
 	touch $@
 
 $(VENV)/.installed-dev: $(BIN)/python pyproject.toml

@@ -64,9 +64,17 @@ def doc_id_for(title: str, text: str) -> str:
     return f"{slugify(title)}-{digest}"
 
 
+#: benchmark paragraphs are published text (Wikipedia), so any caller may see them
+BENCHMARK_ACL = "public"
+
+
 def make_document(title: str, text: str, source: str = "") -> Document:
-    """A benchmark paragraph as a Document; metadata stays empty (nothing answer-bearing)."""
-    return Document(id=doc_id_for(title, text), title=title, text=text, source=source)
+    """A benchmark paragraph as a Document; metadata stays empty (nothing answer-bearing).
+
+    Its access class is ``public``: without one, a caller at the lowest clearance (the service's
+    anonymous reader) would see none of a benchmark corpus, which is public by construction.
+    """
+    return Document(id=doc_id_for(title, text), title=title, text=text, source=source, acl=BENCHMARK_ACL)
 
 
 class CorpusBuilder:
