@@ -66,6 +66,11 @@ class MultiHopConfig(BaseModel):
     fallback: Literal["partial", "abstain"] = Field(
         default="partial", description="when a budget runs out: answer from partial evidence (flagged) or abstain"
     )
+    restricted_partial: Literal["abstain", "partial"] = Field(
+        default="abstain",
+        description="when the caller's clearance hides documents and the evidence was not judged sufficient: "
+        "abstain (the missing link may be hidden) or answer flagged partial",
+    )
     bridge_weight: int = Field(
         default=2, ge=1, le=5, description="times the bridge is repeated in a conditioned query (its term weight)"
     )

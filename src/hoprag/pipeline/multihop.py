@@ -82,6 +82,9 @@ class MultiHopEngine:
         self.retriever = retriever
         self.clearance = resolve_clearance(clearance)
         self.chunks, self.documents = visible_corpus(chunks, documents, self.clearance)
+        #: the clearance hides part of this corpus: an answer the judge did not find sufficient may be
+        #: missing exactly the hidden evidence (the service sets this for its pre-filtered views)
+        self.hides_documents = len(self.documents) < len(documents)
         self.config = cfg = config or MultiHopConfig()
         self.corpus = CorpusView(self.chunks, self.documents)
         self.planner = planner or OfflinePlanner()
@@ -193,6 +196,10 @@ class MultiHopEngine:
         # for lack of bridges, new evidence or hops), the chain may be incomplete: say so, never
         # give a complete-sounding answer.
         if stop != "sufficient" and not answer.abstained:
+            if self.hides_documents and self.config.restricted_partial == "abstain":
+                # what is missing may be above the caller's clearance: a guess assembled from the
+                # documents it may see would read as the answer, so say nothing instead
+                return Answer(text="", abstained=True, confidence=0.0)
             answer = replace(answer, partial=True, confidence=round(answer.confidence * 0.5, 4))
         return answer
 

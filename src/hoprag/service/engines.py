@@ -169,6 +169,8 @@ class EnginePool:
         if key[-1]:
             options["llm_settings"] = self._llm_settings()
         built = make_engine(engine, view, k=k, mode=mode, llm=self.llm if key[-1] else None, **options)
+        if hasattr(built, "hides_documents"):  # the view is pre-filtered: tell the engine what it hides
+            built.hides_documents = bool(view.hidden)
         if getattr(built, "name", "") == "multihop" and getattr(built, "_pool", "absent") is None:
             built.map(lambda item: item, [0, 1])  # start the thread pool once: request copies share it
         with self._lock:
