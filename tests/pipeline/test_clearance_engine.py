@@ -127,7 +127,8 @@ def test_the_printed_trail_holds_no_document_above_the_clearance(runs, detectors
 @pytest.mark.parametrize("level", ("public", "internal"))
 def test_cases_that_need_hidden_evidence_never_answer_from_it(runs, documents, cases, level) -> None:
     """A case whose every chain needs a document above the clearance: no citation of what the caller
-    may not see; the multi-hop engine mostly flags such answers partial (the judge was not satisfied)."""
+    may not see; the multi-hop engine abstains on most of them (the judge was not satisfied, and the
+    clearance hides documents, so a guess from the visible ones is withheld)."""
     hidden = {d.id for d in documents if not Clearance(level).allows(d.acl)}
     blocked = [c.case_id for c in cases if needs_above(c, documents, level)]
     assert blocked == ([c.case_id for c in cases] if level == "public" else ["ent-005", "ent-008"])
@@ -135,34 +136,24 @@ def test_cases_that_need_hidden_evidence_never_answer_from_it(runs, documents, c
         for trace in runs[(engine, level)]:
             if trace.case_id in blocked:
                 assert not cited_docs(trace) & hidden
-    flagged = [t for t in runs[("multihop", level)] if t.case_id in blocked and (t.answer.abstained or t.answer.partial)]
-    assert len(flagged) >= len(blocked) // 2
+    abstained = [t for t in runs[("multihop", level)] if t.case_id in blocked and t.answer.abstained]
+    assert len(abstained) >= len(blocked) // 2
+    # an abstention under a clearance is never also flagged partial: it gave nothing to flag
+    assert not any(t.answer.partial for t in abstained)
 
 
-def test_the_highest_clearance_answers_exactly_like_the_unrestricted_engine(runs) -> None:
-    for engine in ENGINES:
-        for free, top in zip(runs[(engine, None)], runs[(engine, "restricted")]):
-            assert free.config_hash != top.config_hash  # two configurations …
-            assert [e.chunk_id for e in free.evidence] == [e.chunk_id for e in top.evidence]  # … one behaviour
-            assert free.answer.text == top.answer.text and free.stop_reason == top.stop_reason
-
-
-def test_the_clearance_is_part_of_the_config_hash(index) -> None:
-    hashes = {level: make_engine("multihop", index, clearance=level).config_hash for level in (None, *LEVELS)}
-    assert len(set(hashes.values())) == len(hashes)
-    assert make_engine("multihop", index).config_hash == MultiHopEngine(index.retriever(), index.chunks, index.documents).config_hash
-    custom = ClearancePolicy(levels=("public", "internal", "restricted")).clearance("internal")
-    assert make_engine("single", index, clearance=custom).config_hash != make_engine("single", index, clearance="internal").config_hash
-    with pytest.raises(ConfigError, match="valid"):
-        make_engine("single", index, clearance="secret")
-
-
-def test_the_engine_reads_only_the_visible_corpus_and_refuses_hidden_oracle_seeds(index) -> None:
-    engine = make_engine("multihop", index, clearance="internal")
-    assert set(engine.documents) == {d.id for d in index.documents.values() if d.acl in ("public", "internal")}
-    assert all(c.doc_id in engine.documents for c in engine.chunks.values())
-    assert title_key(index.documents["contract-14"].title) not in engine.corpus.known_titles
-    assert title_key(index.documents["policy-8-v2"].title) in engine.corpus.known_titles
-    hidden_chunk = next(c.id for c in index.chunks.values() if c.doc_id == "contract-14")
-    with pytest.raises(ConfigError, match="above the clearance 'internal'"):
-        engine.answer("Which plan did Project Orion acquire?", seed_chunks=[hidden_chunk])
+def test_partial_answers_under_a_hiding_clearance_become_abstentions(index, cases) -> None:
+    """restricted_partial: 'abstain' (default) withholds an unsupported guess; 'partial' keeps it, flagged."""
+    withhold = make_engine("multihop", index, clearance="public")
+    keep = make_engine("multihop", index, clearance="public", restricted_partial="partial")
+    unsupported = 0
+    for case in cases:
+        withheld = withhold.answer(case.query, case_id=case.case_id)
+        kept = keep.answer(case.query, case_id=case.case_id)
+        if withheld.stop_reason == "sufficient":
+            assert withheld.answer == kept.answer
+            continue
+        unsupported += 1
+        assert withheld.answer.abstained and withheld.answer.text == ""
+        assert kept.answer.partial and not kept.answer.abstained and kept.answer.text
+    assert unsupported >= len(cases) // 2
