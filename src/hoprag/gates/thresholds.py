@@ -99,9 +99,15 @@ class Thresholds:
 
 
 def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(float(value)):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ConfigError(f"{where}: bound must be a number, got {value!r}")
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer past the float range: no metric is ever that large
+        raise ConfigError(f"{where}: bound {str(value)[:20]}... is too large for a number") from None
+    if math.isnan(number):
+        raise ConfigError(f"{where}: bound must be a number, got {value!r}")
+    return number
 
 
 def parse_thresholds(data: Any, source: str = "<memory>") -> Thresholds:
@@ -127,7 +133,7 @@ def parse_thresholds(data: Any, source: str = "<memory>") -> Thresholds:
                 raise ConfigError(f"{where}: rule must be a mapping such as {{max: 0, mode: block}}")
             unknown = set(spec) - _KEYS
             if unknown:
-                raise ConfigError(f"{where}: unknown rule key(s) {sorted(unknown)}; valid: {sorted(_KEYS)}")
+                raise ConfigError(f"{where}: unknown rule key(s) {sorted(map(str, unknown))}; valid: {sorted(_KEYS)}")
             if not spec.get("custom") and not is_known_metric(stage, name):
                 raise ConfigError(
                     f"{where}: unknown metric '{raw_name}' for stage '{stage}'; valid: "
@@ -135,6 +141,9 @@ def parse_thresholds(data: Any, source: str = "<memory>") -> Thresholds:
             mode = str(spec.get("mode", "warn"))
             if mode not in MODES:
                 raise ConfigError(f"{where}: mode '{mode}' is not one of {', '.join(MODES)}")
+            for flag in ("optional", "custom"):
+                if not isinstance(spec.get(flag, False), bool):
+                    raise ConfigError(f"{where}: {flag} must be true or false, got {spec[flag]!r}")
             bounds = {k: _number(spec[k], where) for k in _BOUNDS if k in spec}
             if not bounds:
                 raise ConfigError(f"{where}: give at least one bound: {', '.join(_BOUNDS)}")
