@@ -48,6 +48,8 @@ YAML_JUNK = [
     "version: 1\ningest:\n  pii_hits: 1\n", "version: 1\nindex: []\n", "uncertain: [exclude]\n",
     "k: " + "9" * 5000 + "\n", "x: 2024-13-45\n", "critical: {case_ids: [1]}\n", "retrieve:\n  1: {min: 1}\n",
     "default: {input_per_million: .nan, output_per_million: 1}\n", "models: []\n", "k: null\n",
+    "retrieve:\n  P@5: {min: 1" + "0" * 400 + "}\n", "retrieve:\n  P@5: {min: 1, 2: 3}\n",
+    "retrieve:\n  P@5: {min: 1, optional: 'no'}\n",
 ]
 _YAML_JUNK = st.sampled_from(YAML_JUNK)
 
