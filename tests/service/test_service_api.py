@@ -10,26 +10,28 @@ from service_helpers import read_sse
 
 pytestmark = pytest.mark.integration
 
+# Its chain runs through a restricted contract: below restricted the engine abstains (nothing to cite),
+# so the tests that need an answer ask with the restricted token.
 QUESTION = "Under the current data residency policy, which hosting region holds the cloud-side data of the Bastion Fleet plans?"
 
 
 def test_ask_answers_with_citations_and_stores_a_redacted_trace(server) -> None:
-    r = httpx.post(server.url + "/api/ask", json={"question": QUESTION}, headers=server.auth("internal"), timeout=30)
+    r = httpx.post(server.url + "/api/ask", json={"question": QUESTION}, headers=server.auth("restricted"), timeout=30)
     assert r.status_code == 200, r.text
     body = r.json()
-    assert body["stored"] is True and body["clearance"] == "internal"
+    assert body["stored"] is True and body["clearance"] == "restricted"
     assert body["answer"] and not body["abstained"]
     assert body["citations"] and [c["marker"] for c in body["citations"]] == list(range(1, len(body["citations"]) + 1))
     assert all(c["start"] is not None and c["end"] > c["start"] for c in body["citations"])
     assert body["steps"][0]["hop"] == 1 and body["steps"][0]["hits"]
-    trace = httpx.get(server.url + f"/api/traces/{body['trace_id']}", headers=server.auth("internal")).json()
+    trace = httpx.get(server.url + f"/api/traces/{body['trace_id']}", headers=server.auth("restricted")).json()
     assert trace["case_id"] == body["trace_id"] and trace["question"] == QUESTION
     assert "@" not in json.dumps(trace)  # redacted: no mailbox survives in the stored trace
 
 
 def test_stream_orders_hop_events_then_tokens_then_the_answer(server) -> None:
     with httpx.stream("GET", server.url + "/api/ask/stream", params={"q": QUESTION, "store": "false"},
-                      headers=server.auth("internal"), timeout=30) as r:
+                      headers=server.auth("restricted"), timeout=30) as r:
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
         events = read_sse(r)
     names = [n for n, _ in events]
@@ -48,26 +50,26 @@ def test_stream_orders_hop_events_then_tokens_then_the_answer(server) -> None:
 
 def test_document_span_is_highlighted_and_unknown_ones_are_json_404(server) -> None:
     ask = httpx.post(server.url + "/api/ask", json={"question": QUESTION, "store": False},
-                     headers=server.auth("internal"), timeout=30).json()
+                     headers=server.auth("restricted"), timeout=30).json()
     cite = ask["citations"][0]
     doc = httpx.get(server.url + f"/api/documents/{cite['doc_id']}", params={"span": f"{cite['start']}:{cite['end']}"},
-                    headers=server.auth("internal")).json()
+                    headers=server.auth("restricted")).json()
     assert doc["span"] == [cite["start"], cite["end"]]
     assert doc["highlight"] == doc["text"][cite["start"]:cite["end"]] and doc["highlight"]
     assert doc["before"] + doc["highlight"] + doc["after"] in doc["text"]
-    bad = httpx.get(server.url + f"/api/documents/{cite['doc_id']}", params={"span": "9:1"}, headers=server.auth("internal"))
+    bad = httpx.get(server.url + f"/api/documents/{cite['doc_id']}", params={"span": "9:1"}, headers=server.auth("restricted"))
     assert bad.status_code == 422 and set(bad.json()) == {"error", "fix"}
     missing = httpx.get(server.url + "/api/documents/no-such-doc")
     assert missing.status_code == 404 and missing.json()["error"] == "no document 'no-such-doc'"
 
 
 def test_feedback_lands_in_the_store_as_feedback_stage_metrics(server) -> None:
-    ask = httpx.post(server.url + "/api/ask", json={"question": QUESTION}, headers=server.auth("internal"), timeout=30).json()
+    ask = httpx.post(server.url + "/api/ask", json={"question": QUESTION}, headers=server.auth("restricted"), timeout=30).json()
     cite = ask["citations"][0]
     r = httpx.post(server.url + "/api/click", json={"trace_id": ask["trace_id"], "citation": cite["chunk_id"]},
-                   headers=server.auth("internal"))
+                   headers=server.auth("restricted"))
     assert r.status_code == 200, r.text
-    r = httpx.post(server.url + "/api/feedback", headers=server.auth("internal"),
+    r = httpx.post(server.url + "/api/feedback", headers=server.auth("restricted"),
                    json={"trace_id": ask["trace_id"], "thumbs": "down", "tags": ["wrong_document", "missing_citation"],
                          "comment": "mail me at someone@example.com"})
     assert r.status_code == 200, r.text
