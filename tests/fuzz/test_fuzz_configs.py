@@ -29,6 +29,7 @@ from hoprag.gates.thresholds import load_thresholds
 from hoprag.index.store import build_index, load_index
 from hoprag.ingest.loaders import load_documents
 from hoprag.llm.pricing import load_price_table
+from hoprag.service.tokens import load_tokens
 
 pytestmark = pytest.mark.unit
 
@@ -36,6 +37,8 @@ THRESHOLDS = yaml.safe_load((ROOT / "thresholds.yaml").read_text(encoding="utf-8
 POLICY = yaml.safe_load((ROOT / "examples" / "release-policy.yaml").read_text(encoding="utf-8"))
 CASES = load_cases(ROOT / "data" / "enterprise" / "cases.jsonl")
 REPORT = evaluate_chains(CASES, read_traces(DATA / "eval_traces.jsonl"), ks=(2, 5, 10))
+TOKENS = {"tokens": [{"token": "abcdefghijkl", "name": "alice", "clearance": "confidential", "can_write": True},
+                     {"token": "mnopqrstuvwx", "name": "bob"}]}
 PRICES = {"default": {"input_per_million": 0.5, "output_per_million": 1.5},
           "models": {"m1": {"input_per_million": 1, "output_per_million": 4}}}
 
@@ -49,7 +52,8 @@ YAML_JUNK = [
     "k: " + "9" * 5000 + "\n", "x: 2024-13-45\n", "critical: {case_ids: [1]}\n", "retrieve:\n  1: {min: 1}\n",
     "default: {input_per_million: .nan, output_per_million: 1}\n", "models: []\n", "k: null\n",
     "retrieve:\n  P@5: {min: 1" + "0" * 400 + "}\n", "retrieve:\n  P@5: {min: 1, 2: 3}\n",
-    "retrieve:\n  P@5: {min: 1, optional: 'no'}\n",
+    "retrieve:\n  P@5: {min: 1, optional: 'no'}\n", 'tokens: ["\\ud800abcdefgh"]\n',
+    "tokens:\n  - {token: [1, 2, 3, 4, 5, 6, 7, 8, 9]}\n", "tokens:\n  abcdefghij: {clearance: [1]}\n",
 ]
 _YAML_JUNK = st.sampled_from(YAML_JUNK)
 
@@ -102,6 +106,14 @@ def test_price_table(work: Path, data: st.DataObject) -> None:
     ends_cleanly(lambda: load_price_table(path), path.name)
 
 
+@FUZZ
+@given(data=st.data())
+def test_service_token_file(work: Path, data: st.DataObject) -> None:
+    path = work / "tokens.yaml"
+    path.write_bytes(data.draw(yaml_bytes(TOKENS), label="file"))
+    ends_cleanly(lambda: load_tokens(path), path.name)
+
+
 @pytest.fixture(scope="module")
 def index_dir(work: Path) -> Path:
     out = work / "index"
@@ -140,7 +152,7 @@ def test_damaged_index_documents(work: Path, index_dir: Path, data: st.DataObjec
 @pytest.mark.parametrize("text", YAML_JUNK, ids=range(len(YAML_JUNK)))
 def test_known_yaml_junk_in_every_yaml_loader(work: Path, text: str) -> None:
     loaders = (("thresholds.yaml", load_thresholds), ("policy.yaml", lambda p: decide(CASES, REPORT, load_policy(p))),
-               ("prices.yaml", load_price_table))
+               ("prices.yaml", load_price_table), ("tokens.yaml", load_tokens))
     for name, load in loaders:
         path = work / name
         path.write_text(text, encoding="utf-8")

@@ -22,6 +22,7 @@ from typing import Any
 
 from hoprag.acl import ClearancePolicy
 from hoprag.errors import ConfigError
+from hoprag.files import read_text
 
 __all__ = ["ANONYMOUS", "Caller", "TokenTable", "load_tokens"]
 
@@ -89,18 +90,16 @@ def load_tokens(path: str | Path, policy: ClearancePolicy | None = None) -> Toke
 
     policy = policy or ClearancePolicy()
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"token file {source} does not exist. Fix: pass --tokens with an existing tokens.yaml") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"token file {source} cannot be read ({type(exc).__name__}). Fix: pass --tokens with a "
-                          "readable UTF-8 YAML file") from None
+    if not Path(path).exists():
+        raise ConfigError(f"token file {source} does not exist. Fix: pass --tokens with an existing tokens.yaml")
+    text = read_text(path, "token file")
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
         raise ConfigError(f"token file {source} is not valid YAML ({first}). Fix: correct the file") from None
+    except (ValueError, RecursionError):  # a value PyYAML cannot build (5000 digits), or nesting past its depth
+        raise ConfigError(f"token file {source} holds YAML that cannot be read. Fix: correct the file") from None
     entries: list[tuple[str, Caller]] = []
     seen: set[bytes] = set()
     for n, (token, spec) in enumerate(_entries_of(raw, source), start=1):
@@ -110,7 +109,12 @@ def load_tokens(path: str | Path, policy: ClearancePolicy | None = None) -> Toke
         if _digest(token) in seen:
             raise ConfigError(f"{source}: entry {n} repeats a token. Fix: give every caller its own token")
         seen.add(_digest(token))
-        clearance = policy.parse(str(spec.get("clearance") or "public"))
+        wanted = spec.get("clearance") or "public"
+        try:
+            clearance = policy.parse(wanted if isinstance(wanted, str) else "")
+        except ConfigError:  # its own message names --clearance, a flag of the commands, not of this file
+            raise ConfigError(f"{source}: entry {n} has unknown clearance '{wanted}'; valid (lowest first): "
+                              f"{', '.join(policy.levels)}. Fix: give the entry one of them") from None
         can_write = spec.get("can_write", True)
         if not isinstance(can_write, bool):
             raise ConfigError(f"{source}: entry {n} can_write must be true or false, got {can_write!r}")
