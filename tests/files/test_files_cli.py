@@ -99,3 +99,48 @@ def test_a_bad_file_exits_2_with_one_clear_message(work: Path, command: str, kin
     assert len(errors) == 1, output
     assert bad.name in errors[0]
     assert re.search(expect[kind], " ".join(output.split())), output
+
+
+# Every other argument that names a file to read, with the two mistakes most often made with it.
+MORE: dict[str, Callable[[Path, Path], list[str]]] = {
+    "import --corpus": lambda w, bad: ["import", "hotpotqa", str(DATA / "hotpotqa_dev_slice.json"), "--corpus",
+                                       str(bad), "--out", str(w / "imp2")],
+    "chain-eval": lambda w, bad: ["chain-eval", str(w / "cases.jsonl"), str(bad)],
+    "compare": lambda w, bad: ["compare", str(w / "traces.jsonl"), str(bad), "--cases", str(w / "cases.jsonl")],
+    "release --policy": lambda w, bad: ["release", str(w / "cases.jsonl"), str(w / "traces.jsonl"), "--policy",
+                                        str(bad)],
+    "export-trec": lambda w, bad: ["export-trec", str(bad), str(w / "traces.jsonl"), "--qrels", str(w / "q.txt"),
+                                   "--run", str(w / "r.txt")],
+    "split": lambda w, bad: ["split", str(bad), "--out", str(w / "split")],
+    "leakage": lambda w, bad: ["leakage", str(w / "cases.jsonl"), str(bad)],
+    "trec-eval qrels": lambda w, bad: ["trec-eval", str(bad), str(w / "traces.jsonl")],
+    "gate-run --feedback": lambda w, bad: ["gate-run", str(w / "corpus.jsonl"), "--cases", str(w / "cases.jsonl"),
+                                           "--out", str(w / "gate2"), "--embedder", "hash", "--feedback", str(bad),
+                                           "--store", str(w / "store2.db")],
+}
+
+
+@pytest.mark.parametrize("kind", ["latin1", "directory"])
+@pytest.mark.parametrize("command", list(MORE))
+def test_every_other_file_argument(work: Path, command: str, kind: str, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = bad_file(work, kind, ".yaml" if "policy" in command else ".jsonl" if "trec" not in command else ".txt")
+    with pytest.raises(SystemExit) as exit_info:
+        main(MORE[command](work, bad))
+    captured = capsys.readouterr()
+    output = captured.out + captured.err
+    assert exit_info.value.code == 2, output
+    assert "Traceback" not in output
+    errors = [line for line in output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and bad.name in errors[0], output
+    assert re.search(EXPECT[kind], " ".join(output.split())), output
+
+
+@pytest.mark.parametrize("argv", [["search", "{f}", "q"], ["ask", "{f}", "a question"],
+                                  ["run", "{f}", "{cases}", "--out", "{out}"]])
+def test_a_file_given_as_the_index(work: Path, argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    values = {"f": str(work / "corpus.jsonl"), "cases": str(work / "cases.jsonl"), "out": str(work / "t2.jsonl")}
+    with pytest.raises(SystemExit) as exit_info:
+        main([a.format(**values) for a in argv])
+    output = " ".join((capsys.readouterr().err).split())
+    assert exit_info.value.code == 2
+    assert "corpus.jsonl: is a file, not an index directory. Fix: pass the directory `hoprag index` wrote" in output

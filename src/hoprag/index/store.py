@@ -310,6 +310,9 @@ def load_index(directory: str | Path, *, mmap: bool = False) -> LoadedIndex:
     """Read an index directory written by :func:`build_index`; problems raise :class:`IndexLoadError`."""
     path = Path(directory)
     fix = "run `hoprag index CORPUS --out DIR` to (re)build it"
+    if path.exists() and not path.is_dir():  # e.g. the corpus file or the cases file, given in its place
+        raise IndexLoadError(f"{path}: is a file, not an index directory. Fix: pass the directory "
+                             f"`hoprag index` wrote (its --out), or {fix}")
     if not path.is_dir():
         raise IndexLoadError(f"{path}: index directory not found. Fix: {fix}")
     manifest_path = path / MANIFEST
