@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import codecs
 import difflib
+import io
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -25,6 +26,7 @@ from hoprag.errors import InputError
 __all__ = ["check_dir", "check_file", "open_text", "read_text"]
 
 _SNIFF = 8192  # bytes inspected for a BOM and NUL bytes before streaming, as git and grep do
+_BLOCK = 1 << 20  # bytes decoded at a time when locating a bad byte
 _BOMS = (  # UTF-32 first: its little-endian BOM starts with UTF-16's
     (codecs.BOM_UTF32_LE, "UTF-32LE", "utf-32"),
     (codecs.BOM_UTF32_BE, "UTF-32BE", "utf-32"),
@@ -85,8 +87,8 @@ def read_text(path: str | Path, what: str = "file", *, allow_empty: bool = False
 def open_text(path: str | Path, what: str = "file", *, allow_empty: bool = False) -> Iterator[Iterator[str]]:
     """Context manager yielding the file's lines, decoded as UTF-8 while they stream.
 
-    Lines keep their endings (``\\r\\n`` included, as ``open(newline="")`` gives them); only
-    ``\\n`` ends a line. A bad byte anywhere raises when its line is reached, naming its offset.
+    Lines keep their endings (``\r\n`` included), as ``open(newline="")`` gives them. A bad byte
+    anywhere raises when the stream reaches it, naming its offset and line.
     """
     path = check_file(path, what)
     with _open_binary(path, what) as handle:
@@ -97,25 +99,56 @@ def open_text(path: str | Path, what: str = "file", *, allow_empty: bool = False
         nul = head.find(b"\x00", start)
         if nul >= 0:
             raise _binary(path, what, head, nul)
-        yield _lines(handle, path, what, start)
-
-
-def _lines(handle: BinaryIO, path: Path, what: str, skip: int) -> Iterator[str]:
-    offset = 0
-    number = 0
-    while raw := _read_or_raise(handle.readline, path, what):
-        number += 1
-        begin = skip if number == 1 else 0
-        nul = raw.find(b"\x00", begin)
-        if nul >= 0:
-            raise _binary(path, what, raw, offset + nul, line=number)
+        handle.read(start)
+        text = io.TextIOWrapper(handle, encoding="utf-8", errors="strict", newline="")
         try:
-            line = raw[begin:].decode("utf-8")
-        except UnicodeDecodeError as exc:
-            at = offset + begin + exc.start
-            raise _not_utf8(path, what, raw, at, exc.reason, line=number, line_offset=offset) from None
-        offset += len(raw)
-        yield line
+            yield _lines(text, path, what, start)
+        finally:
+            text.detach()  # the binary handle is closed by its own context manager
+
+
+def _lines(text: io.TextIOWrapper, path: Path, what: str, skip: int) -> Iterator[str]:
+    """The text stream's lines (C-speed); where it fails, a second pass over the bytes says where."""
+    try:
+        for line in text:
+            if "\x00" in line:
+                raise _locate(path, what, skip)
+            yield line
+    except UnicodeDecodeError:
+        raise _locate(path, what, skip) from None
+    except OSError as exc:  # an I/O error mid-file (a failing disk, a vanished network mount)
+        raise InputError(f"{what} cannot be read ({exc.strerror or exc})", source=str(path),
+                         fix="check the disk or mount it lives on and try again") from None
+
+
+def _locate(path: Path, what: str, skip: int) -> InputError:
+    """The error for the first NUL or undecodable byte of ``path``, with its offset and line.
+
+    Only run once reading has failed, so the cost of a second pass is paid by broken files alone.
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    offset = newlines = 0  # bytes, and line ends among them, before the current block
+    prev = b""  # the end of the previous block: context for a bad byte at the start of this one
+    with _open_binary(path, what) as handle:
+        while True:
+            block = _read_or_raise(lambda: handle.read(_BLOCK), path, what)
+            if skip:
+                block, offset, skip = block[skip:], skip, 0
+            nul = block.find(b"\x00")
+            pending = len(decoder.getstate()[0])  # the bytes of a character split across blocks
+            try:
+                decoder.decode(block if nul < 0 else block[:nul], final=not block)
+            except UnicodeDecodeError as exc:  # exc.object: the pending bytes (the end of prev) and the block
+                line = newlines + exc.object.count(b"\n", 0, exc.start) + 1
+                return _not_utf8(path, what, prev + block, offset - pending + exc.start, exc.reason, line=line,
+                                 line_offset=offset - len(prev))
+            if nul >= 0:
+                return _binary(path, what, block, offset + nul, line=newlines + block.count(b"\n", 0, nul) + 1)
+            if not block:
+                return InputError(f"{what} changed while it was read", source=str(path), fix="read it again")
+            offset += len(block)
+            newlines += block.count(b"\n")
+            prev = block[-4096:]
 
 
 def _stat(path: Path, what: str, *, want_dir: bool) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,30 +25,41 @@ def read_jsonl_dicts(
     single record. Unreadable files fail as :func:`hoprag.files.open_text` describes.
     """
     path = Path(path)
-    found = False
     with open_text(path, what, allow_empty=allow_empty) as lines:
-        for number, obj in iter_jsonl_dicts(lines, source=str(path)):
-            found = True
-            yield number, obj
+        found = yield from iter_jsonl_dicts(lines, source=str(path))
     if not found and not allow_empty:
         raise InputError(f"{what} holds no records (only blank lines)", source=str(path),
                          fix=f"pass a {what} with one JSON object per line")
 
 
-def iter_jsonl_dicts(lines: Iterable[str], *, source: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line_number, object)`` for each non-blank line of text already read (``source`` names it)."""
+def iter_jsonl_dicts(lines: Iterable[str], *, source: str) -> Generator[tuple[int, dict[str, Any]], None, int]:
+    """``(line_number, object)`` for each non-blank line of text already read (``source`` names it).
+
+    Returns the number of records. The common case (a line that parses) costs one decode call:
+    blank lines and errors are sorted out only when decoding fails.
+    """
+    decode = _DECODER.decode
+    count = 0
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        obj = parse_json(line, source=source, line=number, fix="make every line one complete JSON object")
-        if not isinstance(obj, dict):
+        try:
+            obj = decode(line)
+        except (ValueError, RecursionError):
+            if not line.strip():
+                continue
+            # raises the InputError that says what is wrong (a value only if the failure was the stack's)
+            obj = parse_json(line, source=source, line=number, fix="make every line one complete JSON object")
+        if "\\u" in line and _SURROGATE_ESCAPE.search(line):
+            _refuse_lone_surrogates(obj, source=source, line=number)
+        if type(obj) is not dict:
             raise InputError(
                 f"expected a JSON object, got {type(obj).__name__}",
                 source=source,
                 line=number,
                 fix="make every line one JSON object",
             )
+        count += 1
         yield number, obj
+    return count
 
 
 def parse_json(text: str, *, source: str, line: int | None = None, fix: str, what: str | None = None) -> Any:
@@ -76,6 +87,7 @@ def parse_json(text: str, *, source: str, line: int | None = None, fix: str, wha
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_DECODER = json.JSONDecoder()
 
 
 def _refuse_lone_surrogates(value: Any, *, source: str, line: int | None) -> None:
