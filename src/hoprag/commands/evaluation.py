@@ -1,5 +1,5 @@
 """Evidence-chain evaluation commands: audit, split, leakage, ablate, compare, release, synth,
-export-trec, chain-eval. Each parses arguments, calls one public function and prints."""
+export-trec (and chain-eval, the former name of eval). Each parses arguments, calls one public function and prints."""
 
 from __future__ import annotations
 
@@ -60,45 +60,25 @@ def report_trace_problems(report: Any, *, strict: bool, excluded: int = 0) -> No
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("chain-eval")
+    @app.command("chain-eval", hidden=True)
     def chain_eval_cmd(
         cases_file: Path = typer.Argument(..., help="cases.jsonl"),
         traces_file: Path = typer.Argument(..., help="traces.jsonl from any pipeline"),
         ks: list[int] = typer.Option([2, 5, 10], "--k", min=1, help="cut-offs"),
         oracle: Optional[Path] = typer.Option(None, "--oracle", help="oracle-hop traces (conditional recall)"),
-        corpus: Optional[Path] = typer.Option(
-            None, "--corpus", help="corpus the cases cite: verify every label against it (cases with broken labels are "
-            "excluded from scoring and listed) and detect missing corpus facts"
-        ),
-        span_match: str = typer.Option("exact", "--span-match", help="with --corpus: exact | whitespace span comparison"),
-        lenient: bool = typer.Option(
-            False, "--lenient", help="exclude (and report) unreadable trace lines and a cut-off last line"
-        ),
-        strict: bool = typer.Option(False, "--strict", help="exit 1 on duplicate traces or traces for unknown case ids"),
+        corpus: Optional[Path] = typer.Option(None, "--corpus", help="corpus the cases cite (see `hoprag eval --help`)"),
+        span_match: str = typer.Option("exact", "--span-match", help="with --corpus: exact | whitespace"),
+        lenient: bool = typer.Option(False, "--lenient", help="exclude (and count) unreadable trace lines"),
+        strict: bool = typer.Option(False, "--strict", help="exit 1 on duplicate or unknown trace ids"),
         json_out: Optional[Path] = typer.Option(None, "--json"),
         html_out: Optional[Path] = typer.Option(None, "--html", help="self-contained HTML report"),
     ) -> None:
-        """Every chain metric, earliest failures, stopping and fallback, optional HTML report."""
-        from hoprag.datasets.schema import dataset_version
-        from hoprag.evaluation.chain_eval import evaluate_chains, load_trace_file
-        from hoprag.evaluation.runner import read_traces
-        from hoprag.report.html import write_html
+        """The former name of `hoprag eval`, kept so existing scripts run: one command scores traces."""
+        from hoprag.cli import eval_cmd
 
-        cases, labels, ids = cases_and_labels(cases_file, corpus, span_match)
-        traces, excluded = load_trace_file(traces_file, strict=not lenient)
-        report = evaluate_chains(cases, traces, tuple(ks), oracle_traces=read_traces(oracle) if oracle else None,
-                                 corpus_ids=ids, dataset_version=dataset_version(cases_file), exclusions=excluded,
-                                 label_report=labels)
-        agg = report.aggregate
-        for key in [k for k in agg if not k.startswith(("n_", "na_"))]:
-            out.print(f"{key:32} {agg[key]}")
-        out.print("earliest failures: " + ", ".join(f"{k}={v}" for k, v in report.failures.items() if v))
-        print_label_summary(labels, cases_file, corpus)
-        _write_json(json_out, report.to_json())
-        if html_out is not None:
-            write_html(html_out, report.to_json(), title=f"evaluation of {traces_file.name}", cases=cases, traces=report.traces)
-            out.print(f"wrote {html_out}")
-        report_trace_problems(report, strict=strict, excluded=len(excluded))
+        err.print("note: `hoprag chain-eval` is `hoprag eval` now (same options); use that")
+        eval_cmd(cases_file=cases_file, traces_file=traces_file, ks=ks, json_out=json_out, html_out=html_out,
+                 oracle=oracle, corpus=corpus, span_match=span_match, lenient=lenient, strict=strict)
 
     @app.command("audit")
     def audit_cmd(
