@@ -21,19 +21,60 @@ import functools
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 
+from hoprag.errors import ConfigError
 from hoprag.pii import PII_KINDS, PiiFinding, might_hold_pii, scan_text
 from hoprag.records import Answer, Evidence, Hit, HopStep, Trace
 
-__all__ = ["PLACEHOLDER", "PLACEHOLDER_NAMES", "PlaceholderTable", "redact_text", "redact_trace", "source_length",
-           "source_offset"]
+__all__ = ["PLACEHOLDER", "PLACEHOLDER_NAMES", "PlaceholderTable", "RedactPattern", "parse_patterns", "redact_text",
+           "redact_trace", "source_length", "source_offset"]
 
 PLACEHOLDER_NAMES = {kind: kind.upper() for kind in PII_KINDS}
 _KIND_OF_NAME = {name: kind for kind, name in PLACEHOLDER_NAMES.items()}
 PLACEHOLDER = re.compile(r"<(" + "|".join(PLACEHOLDER_NAMES.values()) + r")_([1-9][0-9]*)>")
+# any placeholder, the detectors' and those of user patterns: what redaction never touches again
+_ANY_PLACEHOLDER = re.compile(r"<([A-Z][A-Z0-9_]{0,31}?)(?:_([1-9][0-9]*))?>")
+_PATTERN_NAME = re.compile(r"[A-Z][A-Z0-9]{0,31}")
+
+
+@dataclass(frozen=True)
+class RedactPattern:
+    """A user pattern redacted beside the detectors: matches become ``<NAME_n>`` (e.g. ``<TICKET_1>``)."""
+
+    name: str
+    regex: str
+
+    def compiled(self) -> re.Pattern[str]:
+        return _compile(self.regex)
+
+
+@functools.lru_cache(maxsize=64)
+def _compile(regex: str) -> re.Pattern[str]:
+    return re.compile(regex)
+
+
+def parse_patterns(specs: Iterable[str]) -> tuple[RedactPattern, ...]:
+    """``NAME=REGEX`` strings (``--pattern``) as patterns; a bad name or regex is a ConfigError with the fix."""
+    out: list[RedactPattern] = []
+    for spec in specs:
+        name, sep, regex = spec.partition("=")
+        name = name.strip().upper()
+        if not sep or not regex:
+            raise ConfigError(f"--pattern {spec!r} is not NAME=REGEX; e.g. --pattern 'TICKET=KD-[0-9]{{4}}'")
+        if not _PATTERN_NAME.fullmatch(name) or name in _KIND_OF_NAME:
+            raise ConfigError(f"--pattern name {name!r} must be letters and digits (A-Z0-9, starting with a letter) "
+                              f"and not one of the detectors' ({', '.join(PLACEHOLDER_NAMES.values())})")
+        try:
+            compiled = _compile(regex)
+        except re.error as exc:
+            raise ConfigError(f"--pattern {name}: {regex!r} is not a valid regular expression ({exc})") from None
+        if compiled.search(""):
+            raise ConfigError(f"--pattern {name}: {regex!r} matches the empty string; make it match something")
+        out.append(RedactPattern(name, regex))
+    return tuple(out)
 
 # Keys of the free-form dicts (step bridges and filters, the plan) whose values are ids: kept as is,
 # like the id fields of the records, because other parts of the trace point at them.
@@ -65,8 +106,10 @@ class PlaceholderTable:
         """Number new values after the placeholders ``text`` already holds (so they never collide)."""
         if "<" not in text:
             return
-        for match in PLACEHOLDER.finditer(text):
-            kind = _KIND_OF_NAME[match.group(1)]
+        for match in _ANY_PLACEHOLDER.finditer(text):
+            if match.group(2) is None:
+                continue
+            kind = _KIND_OF_NAME.get(match.group(1), match.group(1))
             self._highest[kind] = max(self._highest[kind], int(match.group(2)))
 
     def placeholder(self, kind: str, value: str) -> str:
@@ -76,7 +119,7 @@ class PlaceholderTable:
         found = self._assigned.get(key)
         if found is None:
             self._highest[kind] += 1
-            found = self._assigned[key] = f"<{PLACEHOLDER_NAMES[kind]}_{self._highest[kind]}>"
+            found = self._assigned[key] = f"<{_name(kind)}_{self._highest[kind]}>"
         return found
 
     def counts(self) -> dict[str, int]:
@@ -84,29 +127,51 @@ class PlaceholderTable:
         return {kind: n for kind, n in sorted(self._highest.items()) if n}
 
 
+def _name(kind: str) -> str:
+    """The placeholder name of a detector kind (``email`` → ``EMAIL``) or of a user pattern (its name)."""
+    return PLACEHOLDER_NAMES.get(kind, kind)
+
+
 @functools.lru_cache(maxsize=8192)
-def _findings(text: str) -> tuple[PiiFinding, ...]:
+def _findings(text: str, patterns: tuple[RedactPattern, ...] = ()) -> tuple[PiiFinding, ...]:
     # The traces of one run retrieve the same passages over and over: scan each text once per process.
-    return tuple(scan_text(text))
+    found = list(scan_text(text))
+    if not patterns:
+        return tuple(found)
+    # a user pattern never reaches into a placeholder (or the detectors' findings): that keeps
+    # redaction idempotent and ends the passes below even for a pattern that matches placeholder text
+    taken = [(m.start(), m.end()) for m in _ANY_PLACEHOLDER.finditer(text)] + [(f.start, f.end) for f in found]
+    for pattern in patterns:
+        for m in pattern.compiled().finditer(text):
+            if m.end() > m.start() and not any(m.start() < e and s < m.end() for s, e in taken):
+                taken.append((m.start(), m.end()))
+                found.append(PiiFinding(pattern.name, "", m.start(), m.end()))
+    return tuple(sorted(found, key=lambda f: (f.start, f.end)))
 
 
-def redact_text(text: str, table: PlaceholderTable | None = None) -> str:
-    """``text`` with every PII finding replaced by its typed placeholder from ``table``.
+def _may_hold(text: str, patterns: tuple[RedactPattern, ...]) -> bool:
+    return bool(patterns) or might_hold_pii(text)
+
+
+def redact_text(text: str, table: PlaceholderTable | None = None, patterns: Iterable[RedactPattern] = ()) -> str:
+    """``text`` with every PII finding (and match of ``patterns``) replaced by its typed placeholder.
 
     Without a table the numbering is local to this one text. Redacting redacted text changes nothing.
     """
-    if not might_hold_pii(text):
+    patterns = tuple(patterns)
+    if not _may_hold(text, patterns):
         return text
-    return _redact(text, table if table is not None else PlaceholderTable())[0]
+    return _redact(text, table if table is not None else PlaceholderTable(), patterns=patterns)[0]
 
 
-def _redact(text: str, table: PlaceholderTable, origin: list[int] | None = None) -> tuple[str, list[int] | None]:
+def _redact(text: str, table: PlaceholderTable, origin: list[int] | None = None,
+            patterns: tuple[RedactPattern, ...] = ()) -> tuple[str, list[int] | None]:
     """The redacted text and, when anything was replaced, ``origin``: for each position of the new
     text (and its end), the position in the source text. Inside a placeholder it keeps the shift in
     force before it; the shift jumps at the placeholder's end."""
     table.reserve(text)
     passes = 0
-    while findings := _findings(text):
+    while findings := _findings(text, patterns):
         # Past _MAX_PASSES (not reached by any input we know of) values get an unnumbered mask, which
         # holds no digit: every pass then removes "@" or digits, so the loop ends.
         numbered = passes < _MAX_PASSES
@@ -118,7 +183,7 @@ def _redact(text: str, table: PlaceholderTable, origin: list[int] | None = None)
         last = 0
         for finding in findings:
             value = text[finding.start:finding.end]
-            mark = table.placeholder(finding.kind, value) if numbered else f"<{PLACEHOLDER_NAMES[finding.kind]}>"
+            mark = table.placeholder(finding.kind, value) if numbered else f"<{_name(finding.kind)}>"
             parts += [text[last:finding.start], mark]
             moved += origin[last:finding.start]
             moved += [origin[finding.start] + i for i in range(len(mark))]
@@ -224,14 +289,16 @@ def _map_text(trace: Trace, fn: TextFn) -> Trace:
     )
 
 
-def redact_trace(trace: Trace) -> Trace:
+def redact_trace(trace: Trace, patterns: Iterable[RedactPattern] = ()) -> Trace:
     """``trace`` with PII in all its text replaced, numbered across the whole trace, marked redacted.
 
     An evidence entry whose text changed gets its shifts recorded (``trace.redaction_shifts``), so
     :func:`source_offset` still places each of its characters in the source; the shifts hold the
     lengths of replaced values, never the values. Redacting a redacted trace returns an equal trace:
     placeholders are not PII, and values added since are numbered after the ones already there.
+    ``patterns`` (:func:`parse_patterns`) are redacted beside the detectors, as ``<NAME_n>``.
     """
+    patterns = tuple(patterns)
     table = PlaceholderTable()
 
     def reserve(text: str) -> str:
@@ -243,14 +310,14 @@ def redact_trace(trace: Trace) -> Trace:
 
     def redact(text: str) -> str:
         if text not in done:
-            done[text] = redact_text(text, table)
+            done[text] = redact_text(text, table, patterns)
         return done[text]
 
     shifts = dict(trace.redaction_shifts)
     for entry in trace.evidence:  # located text: redact it keeping the map back to the source
-        if might_hold_pii(entry.text):
+        if _may_hold(entry.text, patterns):
             old = shifts.get(entry.chunk_id, ())
-            text, origin = _redact(entry.text, table, _origin(len(entry.text), old) if old else None)
+            text, origin = _redact(entry.text, table, _origin(len(entry.text), old) if old else None, patterns)
             done.setdefault(entry.text, text)
             if origin is not None:
                 shifts[entry.chunk_id] = _shifts(origin)
