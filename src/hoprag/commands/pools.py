@@ -1,0 +1,66 @@
+"""Judgment pools: ``hoprag pool`` builds a blind pool for labelling, ``hoprag pool-import`` reads the labels back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from hoprag.commands import ACL_LEVELS_OPT, CLEARANCE_OPT, caller_clearance
+
+out = Console()
+err = Console(stderr=True)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("pool")
+    def pool_cmd(
+        index_dir: Path = typer.Argument(..., help="index directory"),
+        cases_file: Path = typer.Argument(..., help="cases.jsonl (only ids and questions are used)"),
+        out_dir: Path = typer.Option(..., "--out", help="directory for the pool files"),
+        depth: int = typer.Option(10, "--depth", min=1, max=1_000, help="documents taken from each system's ranking"),
+        seed: int = typer.Option(0, "--seed", help="seed of the shuffle labellers see"),
+        clearance: Optional[str] = CLEARANCE_OPT,
+        acl_levels: Optional[str] = ACL_LEVELS_OPT,
+    ) -> None:
+        """Pool BM25, dense (if indexed) and multi-hop candidates per case, shuffled, for blind labelling."""
+        from hoprag.datasets.schema import load_cases
+        from hoprag.evaluation.pools import ANNOTATION_FILE, POOL_FILE, PROVENANCE_FILE, build_pool, write_pool
+        from hoprag.index.store import load_index
+
+        cleared = caller_clearance(clearance, acl_levels)
+        cases = load_cases(cases_file)
+        pool = build_pool(load_index(index_dir), cases, depth=depth, seed=seed, clearance=cleared)
+        where = write_pool(pool, out_dir)
+        sizes = list(pool.sizes().values()) or [0]
+        out.print(f"pooled {len(pool.candidates)} (case, document) pairs for {len(cases)} cases from "
+                  f"{', '.join(pool.manifest['systems'])} at depth {depth} (per case {min(sizes)}–{max(sizes)})")
+        for note in pool.manifest["notes"]:
+            err.print(f"[yellow]note:[/] {escape(note)}")
+        out.print(f"for labellers: {escape(str(where / ANNOTATION_FILE))} and {escape(str(where / POOL_FILE))}; "
+                  f"keep {escape(str(where / PROVENANCE_FILE))} (which system found what) from them")
+
+    @app.command("pool-import")
+    def pool_import_cmd(
+        pool_dir: Path = typer.Argument(..., help="pool directory written by `hoprag pool`"),
+        judgments_file: Path = typer.Argument(..., help="judgments JSONL: {case_id, doc_id, grade, labeller, time}"),
+        out_file: Path = typer.Option(..., "--out", help="TREC qrels to write (judgments kept in OUT.judgments.jsonl)"),
+        conflict: str = typer.Option("majority", "--conflict",
+                                     help="grade of a pair labellers disagree on: majority (tie: higher) | max"),
+    ) -> None:
+        """Turn judgments on a pool into TREC qrels, reporting pairs whose labellers disagree."""
+        from hoprag.evaluation.pools import import_judgments
+
+        result = import_judgments(pool_dir, judgments_file, out_file, rule=conflict)
+        out.print(f"{result.judgments} judgments on {result.judged_pairs} of {result.pool_pairs} pooled pairs → "
+                  f"{escape(str(result.qrels_path))} (with labeller and time: {escape(str(result.judgments_path))})")
+        if result.unjudged:
+            err.print(f"[yellow]warning:[/] {len(result.unjudged)} pooled pair(s) have no judgment, e.g. "
+                      + ", ".join(f"{c}/{d}" for c, d in result.unjudged[:5]))
+        for item in result.conflicts:
+            grades = ", ".join(f"{j['labeller']}={j['grade']}" for j in item["judgments"])
+            err.print(f"[yellow]conflict:[/] case {escape(item['case_id'])}, document {escape(item['doc_id'])}: "
+                      f"{escape(grades)} → {item['grade']} ({item['rule']})")
