@@ -277,20 +277,30 @@ def register(app: typer.Typer) -> None:
         traces_file: Path = typer.Argument(...),
         policy_file: Path = typer.Option(..., "--policy"),
         json_out: Optional[Path] = typer.Option(None, "--json"),
+        allow_uncalibrated: bool = typer.Option(
+            False, "--allow-uncalibrated", help="gate judge metrics even when the policy names no judge calibration"),
     ) -> None:
         """Apply a frozen release policy; exit 0 pass, 1 fail (with the reasons)."""
         from hoprag.evaluation.chain_eval import evaluate_chains
-        from hoprag.evaluation.release import decide, load_policy, refuse_oracle
+        from hoprag.evaluation.release import decide, judge_calibration, judge_metrics, load_policy, refuse_oracle
         from hoprag.evaluation.runner import read_traces
 
         policy = load_policy(policy_file)
+        calibration = judge_calibration(policy, allow_uncalibrated=allow_uncalibrated)
+        if calibration is None and judge_metrics(policy):
+            err.print(f"[yellow]warning:[/] --allow-uncalibrated: {', '.join(judge_metrics(policy))} gated by an "
+                      "uncalibrated judge")
         cases = _cases(cases_file)
         traces = read_traces(traces_file)
         refuse_oracle(traces)
         report = evaluate_chains(cases, traces, ks=tuple(sorted({2, 5, 10, policy.k})))
         decision = decide(cases, report, policy)
-        _write_json(json_out, decision.to_json())
+        _write_json(json_out, {**decision.to_json(), "judge_calibration": calibration})
         out.print(f"policy {policy.digest}: {'PASS' if decision.passed else 'FAIL'} ({len(decision.checks)} checks)")
+        if calibration is not None:
+            out.print(f"judge {calibration['judge_model_id']} calibrated: kappa={calibration['calibration_kappa']} "
+                      f"95% CI {calibration['calibration_kappa_ci95']} n={calibration['calibration_n']} "
+                      f"({calibration['calibration_digest']})", soft_wrap=True)
         for reason in decision.reasons:
             out.print(f"  [red]✗[/] {reason}")
         if not decision.passed:

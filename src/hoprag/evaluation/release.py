@@ -18,10 +18,14 @@ Policy (every section optional; see ``examples/release-policy.yaml``)::
     timeouts:
       allowed_fallbacks: [abstain, partial]   # what a timed-out or incomplete trace may do
     uncertain: exclude                  # or include: uncertain-label cases in critical checks
+    calibration: calibration.json       # the judge's calibration record (path relative to the policy)
 
 A critical case passes when its context holds a complete chain and its answer is right (its earliest
 failure is none, ``citation_failure`` excepted unless ``critical_attribution: true``). The policy's
 content hash is reported with the decision so the release record says which policy was applied.
+A policy that gates a judge metric (``citation_support``, ``claim_recall``) must name the judge's
+calibration (written by ``hoprag judge calibrate --out``), made for the judge the release scores
+with (the offline deterministic one); ``--allow-uncalibrated`` waives that, and says so.
 Traces from an oracle ablation (a step with ``filters.oracle`` or hits from retriever ``oracle``)
 are refused: oracle scores are diagnostics, never release scores.
 """
@@ -42,7 +46,9 @@ from hoprag.evaluation.chain_eval import ChainReport
 from hoprag.files import read_text
 from hoprag.records import Trace
 
-_SECTIONS = {"version", "k", "critical", "min", "max", "timeouts", "uncertain", "critical_attribution", "description"}
+_SECTIONS = {"version", "k", "critical", "min", "max", "timeouts", "uncertain", "critical_attribution", "description",
+             "calibration"}
+JUDGE_METRICS = ("citation_support", "claim_recall")
 _STOPPING_KEYS = ("unsupported_completion_rate", "timeout_rate")
 
 
@@ -114,6 +120,7 @@ class PolicySpec(_Spec):
     min: dict[str, Union[int, float]] | None = None
     max: dict[str, Union[int, float]] | None = None
     timeouts: _Timeouts | None = None
+    calibration: str | None = None
 
 
 def parse_policy(raw: Any, *, source: str = "<policy>", digest: str | None = None) -> Policy:
@@ -157,6 +164,37 @@ def refuse_oracle(traces: list[Trace]) -> None:
                     f"trace for case {trace.case_id!r} comes from an oracle ablation; oracle scores never enter a release "
                     "decision. Release the system's own run instead"
                 )
+
+
+def judge_metrics(policy: Policy) -> list[str]:
+    """The metrics the policy gates whose value a judge decides."""
+    return sorted({m for s in ("min", "max") for m in (policy.raw.get(s) or {}) if m in JUDGE_METRICS})
+
+
+def judge_calibration(policy: Policy, *, allow_uncalibrated: bool = False) -> dict[str, Any] | None:
+    """The calibration meta of the judge behind the policy's judge metrics; refuse when it has none."""
+    from hoprag.evaluation.calibration import OfflineGrader, calibration_meta, load_calibration
+
+    gated = judge_metrics(policy)
+    ref = policy.raw.get("calibration")
+    if ref is None:
+        if gated and not allow_uncalibrated:
+            raise ConfigError(
+                f"{policy.source}: the policy gates judge metrics {gated} but names no calibration of the judge. "
+                "Fix: run hoprag judge calibrate CASES --out calibration.json and add 'calibration: calibration.json' "
+                "to the policy, or pass --allow-uncalibrated"
+            )
+        return None
+    path = Path(ref)
+    if not path.is_absolute() and policy.source != "<policy>":
+        path = Path(policy.source).parent / path
+    record = load_calibration(path)
+    if record["judge"].get("llm") != "offline" or record["judge"].get("model_id") != OfflineGrader().model_id:
+        raise ConfigError(
+            f"{path}: calibration of judge {record['judge'].get('model_id')!r}, but release scores with the offline "
+            "judge. Fix: calibrate it with hoprag judge calibrate CASES --llm offline --out FILE"
+        )
+    return calibration_meta(record)
 
 
 def _critical(cases: list[Case], policy: Policy) -> list[Case]:
