@@ -8,6 +8,7 @@ above it is answered 404 (exactly as an unknown one), so its existence is not le
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 from collections.abc import AsyncIterator
 from importlib.resources import files
@@ -45,7 +46,8 @@ async def _run(state: ServiceState, fn: Any) -> Any:
     """``fn()`` on the answering threads, bounded by the request timeout (504 when it runs out)."""
     loop = asyncio.get_running_loop()
     try:
-        return await asyncio.wait_for(loop.run_in_executor(state.executor, fn), state.config.request_timeout)
+        job = loop.run_in_executor(state.executor, contextvars.copy_context().run, fn)  # spans nest under the request's
+        return await asyncio.wait_for(job, state.config.request_timeout)
     except asyncio.TimeoutError:
         raise ServiceError(504, f"no answer within {state.config.request_timeout:g} s",
                            "ask again, or start the server with a larger --request-timeout") from None
@@ -120,7 +122,7 @@ async def ask_stream(
 
     async def stream() -> AsyncIterator[str]:
         yield _sse("start", {"trace_id": trace_id, "clearance": caller.clearance})
-        job = loop.run_in_executor(state.executor, work)
+        job = loop.run_in_executor(state.executor, contextvars.copy_context().run, work)
         deadline = loop.time() + state.config.request_timeout
         while True:
             try:
@@ -201,7 +203,7 @@ async def runs(request: Request, limit: int = Query(50, ge=1, le=500)) -> list[d
     state = _state(request)
     found = await _run(state, lambda: state.store.store.list_runs(limit=limit))
     return [{"run_id": r.run_id, "kind": r.kind, "created_at": r.created_at.isoformat(),
-             "artifact_id": r.artifact_id} for r in found]
+             "artifact_id": r.artifact_id, "status": r.status} for r in found]
 
 
 @router.get("/api/runs/{run_id}", responses=ERRORS, tags=["runs"])

@@ -255,7 +255,7 @@ async function showRuns(runId) {
   tbody.textContent = "";
   for (const r of rows) {
     tbody.append(el("tr", {class: "link", onclick: () => { location.hash = "#/runs/" + encodeURIComponent(r.run_id); }},
-                    el("td", {}, r.run_id), el("td", {}, r.kind), el("td", {}, r.created_at.slice(0, 19).replace("T", " ")),
+                    el("td", {}, r.run_id), el("td", {}, r.kind), el("td", {}, r.status || "–"), el("td", {}, r.created_at.slice(0, 19).replace("T", " ")),
                     el("td", {}, r.artifact_id || "–")));
   }
   $("run-detail").classList.toggle("hidden", !runId);
