@@ -304,6 +304,9 @@ def run_cmd(
         engine, index, k=k, mode=mode, **specs, rerank=rerank, llm_settings=settings, fusion=fusion,
         clearance=caller_clearance(clearance, acl_levels),
     )
+    from hoprag.telemetry import traced_engine  # spans per question only when tracing is on
+
+    runner = traced_engine(runner, model=llm)
     with progress_bar(f"run {engine}", len(questions), quiet=quiet) as progress:
         summary = run_questions(runner, questions, out_file, resume=resume, progress=progress, redact=redact,
                                 index_artifact_id=index.manifest.artifact_id)

@@ -22,7 +22,7 @@ from typing import Any
 
 from hoprag.records import Trace
 
-__all__ = ["enabled", "record_trace", "use_tracer"]
+__all__ = ["enabled", "record_trace", "traced_engine", "tracer", "use_tracer"]
 
 _ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 _lock = threading.Lock()
@@ -65,6 +65,32 @@ def _get_tracer() -> Any:
 
 def enabled() -> bool:
     return _get_tracer() is not None
+
+
+def tracer() -> Any:
+    """The tracer spans are recorded with, or ``None`` when tracing is off."""
+    return _get_tracer()
+
+
+class _TracedEngine:
+    """An engine whose every answer also leaves its spans (``hoprag run`` with tracing on)."""
+
+    def __init__(self, engine: Any, model: str) -> None:
+        self._engine = engine
+        self._model = model
+
+    def __getattr__(self, name: str) -> Any:  # name, config_hash and the rest are the engine's own
+        return getattr(self._engine, name)
+
+    def answer(self, question: str, *, case_id: str = "", run_id: str = "") -> Trace:
+        trace = self._engine.answer(question, case_id=case_id, run_id=run_id)
+        record_trace(trace, model=self._model, attributes={"hoprag.run_id": trace.run_id})
+        return trace
+
+
+def traced_engine(engine: Any, *, model: str = "offline") -> Any:
+    """``engine`` itself when tracing is off; otherwise one that records each answer's spans."""
+    return _TracedEngine(engine, model) if enabled() else engine
 
 
 def _redact(text: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import pytest
 
@@ -54,3 +56,59 @@ def test_an_ask_leaves_question_stage_and_hop_spans(server, spans) -> None:
     assert list(first.attributes["hoprag.selected_ids"]) == body["steps"][0]["selected"]
     assert any("hoprag.bridge" in h.attributes for h in hops)
     assert all(root.start_time <= h.start_time <= h.end_time <= root.end_time for h in hops)
+
+
+def test_each_request_has_a_server_span_that_parents_the_answer(server, spans) -> None:
+    from opentelemetry.trace import SpanKind
+
+    question = "How long is customer data retained for the plan that Project Basalt currently subscribes to?"
+    httpx.post(server.url + "/api/ask", json={"question": question, "store": False},
+               headers=server.auth("internal"), timeout=30).raise_for_status()
+    assert httpx.get(server.url + "/api/runs/no-such-run", timeout=10).status_code == 404
+    assert httpx.get(server.url + "/no/such/page?q=secret", timeout=10).status_code == 404
+    # a request's span ends just after its last byte is sent: wait (boundedly) until all three ended
+    for _ in range(100):
+        finished = spans.get_finished_spans()
+        requests = [s for s in finished if s.kind == SpanKind.SERVER]
+        if len(requests) >= 3:
+            break
+        time.sleep(0.05)
+    assert [s.name for s in requests] == ["POST /api/ask", "GET /api/runs/{run_id}", "GET"]
+    ask, run, unrouted = requests
+    assert ask.attributes["http.route"] == "/api/ask" and ask.attributes["http.response.status_code"] == 200
+    assert run.attributes["http.response.status_code"] == 404 and run.attributes["url.path"] == "/api/runs/no-such-run"
+    assert "http.route" not in unrouted.attributes and unrouted.attributes["url.path"] == "/no/such/page"
+    assert not any("secret" in str(v) for s in requests for v in s.attributes.values())  # no query string
+    root = next(s for s in finished if s.name == "hoprag.answer")
+    assert root.parent is not None and root.parent.span_id == ask.context.span_id
+    assert root.context.trace_id == ask.context.trace_id
+
+
+def test_hoprag_run_leaves_a_question_span_per_case(enterprise_index, spans, tmp_path) -> None:
+    from service_helpers import ENTERPRISE
+
+    from hoprag.cli import main
+    from hoprag.traces_file import read_trace_dicts
+
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("".join((ENTERPRISE / "cases.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)[:2]),
+                     encoding="utf-8")
+    try:
+        main(["run", str(enterprise_index), str(cases), "--out", str(tmp_path / "traces.jsonl"), "--quiet"])
+    except SystemExit as exc:
+        assert not exc.code
+    traces = [t for _, t in read_trace_dicts(tmp_path / "traces.jsonl")[0]]
+    roots = [s for s in spans.get_finished_spans() if s.name == "hoprag.answer"]
+    assert sorted(r.attributes["hoprag.case_id"] for r in roots) == sorted(t["case_id"] for t in traces)
+    assert {r.attributes["hoprag.run_id"] for r in roots} == {traces[0]["run_id"]}
+    assert all(s.name.startswith("hop ") for s in spans.get_finished_spans()
+               if s.parent is not None and s.attributes.get("gen_ai.tool.name") == "retrieve")
+
+
+def test_run_engines_are_untouched_when_tracing_is_off(monkeypatch) -> None:
+    from hoprag import telemetry
+
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", raising=False)
+    engine = object()
+    assert telemetry.traced_engine(engine) is engine and telemetry.tracer() is None

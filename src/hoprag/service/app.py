@@ -255,4 +255,7 @@ def create_app(config: ServiceConfig, state: ServiceState | None = None) -> Any:
     app.include_router(router)
     app.mount("/static", StaticFiles(directory=str(files("hoprag.service") / "static")), name="static")
     app.add_middleware(_BodyLimit, limit=state.config.max_body_bytes)
+    from hoprag.service.request_spans import RequestSpans
+
+    app.add_middleware(RequestSpans)  # outermost, so refused bodies get a span too; a pass-through when tracing is off
     return app
