@@ -99,7 +99,9 @@ def _request_spans(request: Any, source: str, line: int) -> Iterator[OtelSpan]:
         keys = ", ".join(sorted(request)[:5]) or "none"
         raise InputError(f"not OTLP JSON: no 'resourceSpans' (keys: {keys})", source=source, line=line, fix=_SHAPE_FIX)
     for resource in _list(resource_spans, "resourceSpans", source, line):
-        resource_attrs = _attributes((resource.get("resource") or {}).get("attributes"), source, line)
+        described = resource.get("resource")
+        resource_attrs = _attributes(described.get("attributes") if isinstance(described, dict) else None,
+                                     source, line)
         service = str(resource_attrs.get("service.name") or "")
         scopes = _first(resource, "scopeSpans", "scope_spans", "instrumentationLibrarySpans") or []
         for scope in _list(scopes, "scopeSpans", source, line):
@@ -115,9 +117,11 @@ def _span(raw: dict[str, Any], service: str, source: str, line: int) -> OtelSpan
     try:
         start = int(_first(raw, "startTimeUnixNano", "start_time_unix_nano") or 0)
         end = int(_first(raw, "endTimeUnixNano", "end_time_unix_nano") or start)
-    except (TypeError, ValueError):
-        raise InputError(f"span {span_id}: startTimeUnixNano/endTimeUnixNano are not integers", source=source,
-                         line=line, fix="write times as integer nanoseconds since the epoch") from None
+        if not (0 <= start < 2**64 and 0 <= end < 2**64):  # fixed64 in OTLP
+            raise ValueError
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"span {span_id}: startTimeUnixNano/endTimeUnixNano are not nanoseconds since the epoch",
+                         source=source, line=line, fix="write times as integers from 0 to 2^64 - 1") from None
     return OtelSpan(trace_id=_hex_id(trace_id), span_id=_hex_id(span_id),
                     parent_id=_hex_id(_first(raw, "parentSpanId", "parent_span_id") or ""),
                     name=str(raw.get("name") or ""), start_ns=start, end_ns=max(end, start),
@@ -171,11 +175,16 @@ def _value(value: Any) -> Any:
         except (TypeError, ValueError):
             return value["intValue"]
     if "arrayValue" in value:
-        return [_value(v) for v in (value["arrayValue"] or {}).get("values") or []]
+        return [_value(v) for v in _values(value["arrayValue"])]
     if "kvlistValue" in value:
-        return {str(kv.get("key")): _value(kv.get("value")) for kv in (value["kvlistValue"] or {}).get("values") or []
+        return {str(kv.get("key")): _value(kv.get("value")) for kv in _values(value["kvlistValue"])
                 if isinstance(kv, dict)}
     return value.get("bytesValue")
+
+
+def _values(holder: Any) -> list[Any]:
+    values = holder.get("values") if isinstance(holder, dict) else None
+    return values if isinstance(values, list) else []
 
 
 def spans_to_traces(spans: Sequence[OtelSpan], *, case_attrs: Sequence[str] = DEFAULT_CASE_ATTRS,
@@ -255,7 +264,7 @@ def _hits(span: OtelSpan, warnings: list[str]) -> tuple[list[Hit], dict[str, str
             continue
         try:
             score = float(doc.get("score") or 0.0)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             score = 0.0
         doc_id = str(doc["id"])
         hits.append(Hit(chunk_id=doc_id, doc_id=doc_id, score=score, rank=rank, retriever=span.name or "retriever"))
