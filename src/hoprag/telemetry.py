@@ -6,6 +6,8 @@ per hop (per retrieval step), with the GenAI semantic conventions (``gen_ai.oper
 ``gen_ai.request.model``, ``gen_ai.usage.input_tokens`` / ``output_tokens``) and hoprag's own
 attributes (``hoprag.hop``, ``hoprag.sub_query``, ``hoprag.issued_query``, ``hoprag.bridge``,
 ``hoprag.selected_ids``, ``hoprag.stop_reason``). Query text is redacted before it becomes an attribute.
+:func:`traced_engine` wraps an engine so that a batch run (``hoprag run``) records every answer;
+the service adds a span per HTTP request (:mod:`hoprag.service.request_spans`).
 
 Spans are recorded only when tracing is on: ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or
 ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) is set, whose exporter then reads the standard ``OTEL_*``
