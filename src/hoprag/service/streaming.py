@@ -6,12 +6,20 @@ then hands the text out word by word. With an OpenAI-compatible server it asks f
 passages as ``[E1]``, ``[E2]`` and those markers become the answer's citations (a marker outside the
 buffer is rejected and recorded, as the JSON synthesiser does). Any failure of the stream falls
 back to the wrapped synthesiser, recorded in ``failures`` so the trace's warnings say so.
+
+A stream ends by a wall-clock deadline: ``timeout`` seconds after it started, and never after the
+question's model budget (the scope every model call of the question draws on). A read timeout
+alone would not do: servers such as llama-cpp-python's send keep-alive comments while a request
+waits, so a stream stuck behind other work would outlive the request.
 """
 
 from __future__ import annotations
 
 import json
+import queue
 import re
+import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -43,32 +51,38 @@ class OpenAIStream:
         self.timeout = timeout
         self.max_tokens = max_tokens
 
-    def stream(self, messages: list[dict[str, str]], on_token: TokenSink) -> tuple[str, dict[str, int]]:
-        """The full text and token usage; every content delta goes to ``on_token`` as it arrives."""
-        import httpx
+    def stream(self, messages: list[dict[str, str]], on_token: TokenSink,
+               deadline: float | None = None) -> tuple[str, dict[str, int]]:
+        """The full text and token usage; every content delta goes to ``on_token`` as it arrives.
 
-        headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        body = {"model": self.model, "messages": messages, "stream": True, "temperature": 0.0,
-                "max_tokens": self.max_tokens, "stream_options": {"include_usage": True}}
-        timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, 3.0))
+        The stream is abandoned with :class:`TimeoutError` at ``timeout`` seconds or at ``deadline``
+        (a :func:`time.monotonic` value), whichever comes first.
+        """
+        started = time.monotonic()
+        end = started + self.timeout if deadline is None else min(started + self.timeout, deadline)
+        if end <= started:
+            raise TimeoutError("no time is left in the question's model budget")
+        lines: queue.Queue[tuple[str, Any]] = queue.Queue()
+        stop = threading.Event()
+        reader = threading.Thread(target=self._read, args=(messages, min(self.timeout, end - started), lines, stop),
+                                  daemon=True, name="hoprag-stream")
+        reader.start()
         parts: list[str] = []
         usage: dict[str, int] = {}
-        with httpx.stream("POST", self.url, json=body, headers=headers, timeout=timeout) as response:
-            if response.status_code >= 400:
-                response.read()
-                raise RuntimeError(f"{self.url} answered HTTP {response.status_code}: {response.text[:200]}")
-            for line in response.iter_lines():
-                if not line.startswith("data:"):
-                    continue
-                data = line[5:].strip()
-                if data == "[DONE]":
-                    break
+        try:
+            while True:
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"the stream from {self.url} did not finish within {end - started:.1f} s")
                 try:
-                    chunk = json.loads(data)
-                except ValueError:
+                    kind, item = lines.get(timeout=left)
+                except queue.Empty:
                     continue
+                if kind == "error":
+                    raise item
+                if kind == "end":
+                    return "".join(parts), usage
+                chunk = item
                 if isinstance(chunk.get("usage"), dict):
                     usage = {k: int(v) for k, v in chunk["usage"].items() if isinstance(v, int)}
                 for choice in chunk.get("choices") or ():
@@ -76,7 +90,41 @@ class OpenAIStream:
                     if piece:
                         parts.append(piece)
                         on_token(piece)
-        return "".join(parts), usage
+        finally:
+            stop.set()  # the reader closes the connection at its next line, which ends the server's work
+
+    def _read(self, messages: list[dict[str, str]], timeout: float, out: queue.Queue, stop: threading.Event) -> None:
+        """Read the server's events on a thread of their own (so the caller can keep its deadline)."""
+        import httpx
+
+        headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        body = {"model": self.model, "messages": messages, "stream": True, "temperature": 0.0,
+                "max_tokens": self.max_tokens, "stream_options": {"include_usage": True}}
+        try:
+            with httpx.stream("POST", self.url, json=body, headers=headers,
+                              timeout=httpx.Timeout(timeout, connect=min(timeout, 3.0))) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    raise RuntimeError(f"{self.url} answered HTTP {response.status_code}: {response.text[:200]}")
+                for line in response.iter_lines():
+                    if stop.is_set():
+                        return
+                    if not line.startswith("data:"):
+                        continue
+                    data = line[5:].strip()
+                    if data == "[DONE]":
+                        break
+                    try:
+                        chunk = json.loads(data)
+                    except ValueError:
+                        continue
+                    if isinstance(chunk, dict):
+                        out.put(("chunk", chunk))
+            out.put(("end", None))
+        except Exception as exc:  # noqa: BLE001 - handed to the caller, which falls back
+            out.put(("error", exc))
 
 
 def _prompt(question: str, evidence: Sequence[Evidence], width: int = 600) -> list[dict[str, str]]:
@@ -115,6 +163,14 @@ def parse_cited_text(text: str, evidence: Sequence[Evidence]) -> Answer:
     return Answer(text=answer_text, claims=tuple(claims), abstained=not answer_text, rejected_citations=tuple(rejected))
 
 
+def _budget_deadline() -> float | None:
+    """When the model budget of the question being answered runs out (None: no budget set)."""
+    from hoprag.llm.guard import current_scope
+
+    scope = current_scope()
+    return getattr(scope, "deadline", None) if scope is not None else None
+
+
 class StreamingSynthesizer:
     """The engine's synthesiser, with its text streamed to ``on_token`` (see the module docstring)."""
 
@@ -138,7 +194,7 @@ class StreamingSynthesizer:
     def answer(self, question: str, evidence: Sequence[Evidence]) -> Answer:
         if self.stream is not None and evidence:
             try:
-                text, _usage = self.stream.stream(_prompt(question, evidence), self._forward)
+                text, _usage = self.stream.stream(_prompt(question, evidence), self._forward, _budget_deadline())
                 return parse_cited_text(text, evidence)
             except Exception as exc:  # noqa: BLE001 - any stream failure falls back, recorded
                 self.own_failures.append(f"stream failed ({type(exc).__name__}: {str(exc)[:160]})")

@@ -1,0 +1,115 @@
+"""Answer streaming from a real model server: token deltas from llama.cpp's OpenAI-compatible server,
+the stream's deadline, and the service's streamed ask when its model server is dead.
+
+The tiny model's answers are not judged; the tests check the protocol (tokens arrive one by one,
+they join to the answer, citations point into the evidence, a failed stream falls back in time).
+"""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import pytest
+from service_helpers import free_port, read_sse, start_service
+
+from hoprag.llm.guard import question_scope
+from hoprag.pipeline.roles import ExtractiveSynthesizer
+from hoprag.service.streaming import OpenAIStream, StreamingSynthesizer
+
+pytestmark = pytest.mark.integration
+
+QUESTION = "Under the current data residency policy, which hosting region holds the cloud-side data of the Bastion Fleet plans?"
+MODEL = "gemma3-270m"
+
+
+@pytest.fixture(scope="module")
+def evidence(enterprise_index):
+    """Two passages the offline engine holds for the question (at full clearance)."""
+    from hoprag.index.store import load_index
+    from hoprag.pipeline.factory import make_engine
+
+    trace = make_engine("multihop", load_index(enterprise_index)).answer(QUESTION)
+    assert len(trace.evidence) >= 2
+    return trace.evidence[:2]
+
+
+def _plain(text: str) -> str:
+    return " ".join(re.sub(r"\[E\d+(?:\s*,\s*E\d+)*\]", "", text).split())
+
+
+def test_real_server_streams_several_tokens_that_join_to_the_answer(llama_server, evidence) -> None:
+    tokens: list[str] = []
+    stream = OpenAIStream(MODEL, base_url=llama_server, timeout=120.0, max_tokens=24)
+    synth = StreamingSynthesizer(ExtractiveSynthesizer(), tokens.append, stream)
+    answer = synth.answer(QUESTION, evidence)
+    assert synth.own_failures == []  # the model answered: no fallback
+    assert len(tokens) > 1  # real streaming, not one chunk
+    assert _plain("".join(tokens)) == answer.text or answer.abstained
+    shown = {e.chunk_id for e in evidence}
+    assert all(c.chunk_id in shown for claim in answer.claims for c in claim.citations)
+
+
+def test_a_spent_question_budget_falls_back_at_once_and_says_so(llama_server, evidence) -> None:
+    tokens: list[str] = []
+    stream = OpenAIStream(MODEL, base_url=llama_server, timeout=120.0, max_tokens=24)
+    synth = StreamingSynthesizer(ExtractiveSynthesizer(), tokens.append, stream)
+    with question_scope(budget=1e-6):
+        answer = synth.answer(QUESTION, evidence)
+    assert synth.own_failures and "model budget" in synth.own_failures[0]
+    assert synth.failures == synth.own_failures
+    assert answer.text and _plain("".join(tokens)) == answer.text  # the offline text, streamed word by word
+
+
+@pytest.fixture(scope="module")
+def dead_model_service(enterprise_index, tmp_path_factory):
+    """The service with an OpenAI-compatible model on a port where nothing listens."""
+    store = tmp_path_factory.mktemp("service-dead-llm") / "store.db"
+    yield from start_service(enterprise_index, store, llm=f"openai:{MODEL}", clearance="restricted",
+                             llm_options={"base_url": f"http://127.0.0.1:{free_port()}/v1", "timeout": 5.0},
+                             request_timeout=20.0)
+
+
+def test_a_dead_model_still_streams_an_answer_with_a_recorded_fallback(dead_model_service) -> None:
+    with httpx.stream("GET", dead_model_service.url + "/api/ask/stream", params={"q": QUESTION, "store": "false"},
+                      timeout=60) as r:
+        assert r.status_code == 200
+        events = read_sse(r)
+    names = [n for n, _ in events]
+    assert names[-1] == "answer", events[-1]  # not an 'error' event: it ended within the request timeout
+    assert names.index("hop") < names.index("synthesising") < names.index("token")
+    assert max(i for i, n in enumerate(names) if n == "hop") < names.index("synthesising")
+    assert max(i for i, n in enumerate(names) if n == "token") < names.index("answer")
+    final = events[-1][1]
+    assert final["answer"] and any("fell back to offline" in w for w in final["warnings"])
+    assert any("stream failed" in w for w in final["warnings"])
+    evidence = {e["chunk_id"] for e in final["evidence"]}
+    assert final["citations"] and all(c["chunk_id"] in evidence for c in final["citations"])
+
+
+def test_a_dead_model_still_answers_the_json_ask(dead_model_service) -> None:
+    r = httpx.post(dead_model_service.url + "/api/ask", json={"question": QUESTION, "store": False}, timeout=60)
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["answer"] and any("fell back to offline" in w for w in body["warnings"])
+
+
+@pytest.fixture(scope="module")
+def slow_model_service(enterprise_index, llama_server, tmp_path_factory):
+    """The service on the real llama.cpp server with a model budget shorter than the tiny model's
+    planning call: the server is still busy with it when the answer is to be streamed."""
+    store = tmp_path_factory.mktemp("service-slow-llm") / "store.db"
+    yield from start_service(enterprise_index, store, llm=f"openai:{MODEL}", clearance="restricted",
+                             llm_options={"base_url": llama_server, "timeout": 4.0}, request_timeout=8.0)
+
+
+def test_a_spent_budget_on_the_real_server_still_ends_the_stream_in_an_answer(slow_model_service) -> None:
+    # runs last: the server finishes the abandoned planning call after the test
+    with httpx.stream("GET", slow_model_service.url + "/api/ask/stream", params={"q": QUESTION, "store": "false"},
+                      timeout=60) as r:
+        events = read_sse(r)
+    names = [n for n, _ in events]
+    assert names[-1] == "answer", events[-1]  # within the request timeout, not an 'error' event
+    assert names.index("plan") < names.index("hop") < names.index("synthesising") < names.index("token")
+    final = events[-1][1]
+    assert final["answer"] and any("model budget" in w and "stream failed" in w for w in final["warnings"])
