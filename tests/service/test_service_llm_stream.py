@@ -83,6 +83,7 @@ def test_a_dead_model_still_streams_an_answer_with_a_recorded_fallback(dead_mode
     final = events[-1][1]
     assert final["answer"] and any("fell back to offline" in w for w in final["warnings"])
     assert any("stream failed" in w for w in final["warnings"])
+    assert _plain("".join(d["text"] for n, d in events if n == "token")) == final["answer"]
     evidence = {e["chunk_id"] for e in final["evidence"]}
     assert final["citations"] and all(c["chunk_id"] in evidence for c in final["citations"])
 
@@ -111,5 +112,7 @@ def test_a_spent_budget_on_the_real_server_still_ends_the_stream_in_an_answer(sl
     names = [n for n, _ in events]
     assert names[-1] == "answer", events[-1]  # within the request timeout, not an 'error' event
     assert names.index("plan") < names.index("hop") < names.index("synthesising") < names.index("token")
+    assert max(i for i, n in enumerate(names) if n == "hop") < names.index("synthesising")
     final = events[-1][1]
     assert final["answer"] and any("model budget" in w and "stream failed" in w for w in final["warnings"])
+    assert _plain("".join(d["text"] for n, d in events if n == "token")) == final["answer"]
