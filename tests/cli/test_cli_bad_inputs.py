@@ -285,6 +285,7 @@ BAD_INPUTS: list[tuple[list[str], set[int]]] = [
     (["serve", "index", "--tokens", "policy-bad.yaml"], {2}),
     (["serve", "index", "--clearance", "top-secret"], {2}),
     (["serve", "index", "--workers", "0"], {2}),
+    (["serve", "index", "--synth-only"], {2}),
     # demo
     (["demo", "--data", "missing-data", "--out", "dm"], {2}),
     (["demo", "--data", "a-file", "--out", "dm"], {2}),

@@ -96,6 +96,32 @@ def test_a_dead_model_still_answers_the_json_ask(dead_model_service) -> None:
 
 
 @pytest.fixture(scope="module")
+def synth_model_service(enterprise_index, llama_server, tmp_path_factory):
+    """The service answering with the real model (planning and judging offline: --synth-only)."""
+    store = tmp_path_factory.mktemp("service-synth-llm") / "store.db"
+    yield from start_service(enterprise_index, store, llm=f"openai:{MODEL}", synth_only=True, clearance="restricted",
+                             llm_options={"base_url": llama_server, "timeout": 90.0}, request_timeout=120.0)
+
+
+def test_the_service_streams_the_real_model_token_by_token(synth_model_service) -> None:
+    with httpx.stream("GET", synth_model_service.url + "/api/ask/stream", params={"q": QUESTION, "store": "false"},
+                      timeout=150) as r:
+        assert r.status_code == 200
+        events = read_sse(r)
+    names = [n for n, _ in events]
+    assert names[0] == "start" and names[-1] == "answer", events[-1]
+    assert max(i for i, n in enumerate(names) if n in ("hop", "hits", "judge")) < names.index("synthesising")
+    assert names.index("synthesising") < names.index("token")
+    final = events[-1][1]
+    assert not any("stream failed" in w for w in final["warnings"])  # the model answered, no fallback
+    tokens = [d["text"] for n, d in events if n == "token"]
+    assert len(tokens) > 1  # deltas as the server sent them, not one chunk
+    assert _plain("".join(tokens)) == final["answer"] or final["abstained"]
+    held = {e["chunk_id"] for e in final["evidence"]}
+    assert all(c["chunk_id"] in held for c in final["citations"])
+
+
+@pytest.fixture(scope="module")
 def slow_model_service(enterprise_index, llama_server, tmp_path_factory):
     """The service on the real llama.cpp server with a model budget shorter than the tiny model's
     planning call: the server is still busy with it when the answer is to be streamed."""

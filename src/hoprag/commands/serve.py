@@ -33,6 +33,8 @@ def register(app: typer.Typer) -> None:
         port: int = typer.Option(8000, "--port", min=1, max=65535, help="TCP port"),
         llm: str = typer.Option("offline", "--llm", envvar="HOPRAG_LLM",
                                 help="backend for every role: offline | openai:MODEL | llamacpp:PATH.gguf"),
+        synth_only: bool = typer.Option(False, "--synth-only", help="the model only answers (streamed); planning, "
+                                        "expansion and judging stay offline, a model call or two fewer per hop"),
         base_url: Optional[str] = typer.Option(None, "--base-url", envvar="HOPRAG_BASE_URL",
                                                help="OpenAI-compatible server URL"),
         llm_timeout: float = typer.Option(20.0, "--llm-timeout", min=0.1, help="seconds one model call may take"),
@@ -53,6 +55,8 @@ def register(app: typer.Typer) -> None:
         if not is_loopback(host) and tokens is None:
             raise ConfigError(f"refusing to bind {host}, which is not a loopback address, without a token file. "
                               "Fix: pass --tokens tokens.yaml, or bind --host 127.0.0.1")
+        if synth_only and llm in ("", "offline"):
+            raise ConfigError("--synth-only needs a model to answer with: add --llm openai:MODEL (or llamacpp:PATH.gguf)")
         try:
             import fastapi  # noqa: F401
             import uvicorn
@@ -64,7 +68,7 @@ def register(app: typer.Typer) -> None:
         if base_url and llm.startswith("openai"):
             options["base_url"] = base_url
         config = ServiceConfig(index_dir=index_dir, store=store, tokens=tokens, clearance=clearance,
-                               unlabelled=unlabelled, llm=llm, llm_options=options, run_id=run_id,
+                               unlabelled=unlabelled, llm=llm, synth_only=synth_only, llm_options=options, run_id=run_id,
                                thresholds=thresholds, cases=cases, request_timeout=request_timeout, workers=workers)
         application = create_app(config)
         state = application.state.hoprag

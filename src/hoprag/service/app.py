@@ -38,6 +38,8 @@ class ServiceConfig(BaseModel):
     clearance: str = Field("public", description="clearance of callers without a token")
     unlabelled: Optional[str] = Field(None, description="level of documents without an acl class")
     llm: str = "offline"
+    #: the model answers (streamed) while planning, expansion and judging stay offline
+    synth_only: bool = False
     llm_options: dict[str, Any] = Field(default_factory=dict)
     run_id: Optional[str] = Field(None, description="run that feedback is recorded under")
     thresholds: Optional[Path] = None
@@ -119,7 +121,8 @@ def _load_state(config: ServiceConfig) -> ServiceState:
     store = ServiceStore(RunStore(config.store), trace_run=f"serve-{artifact[:12]}", feedback_run=run_id,
                          artifact_id=artifact)
     timeout = float(config.llm_options.get("timeout") or min(config.request_timeout, 20.0))
-    pool = EnginePool(index, policy, llm=config.llm, llm_options=config.llm_options, stream_timeout=timeout)
+    pool = EnginePool(index, policy, llm=config.llm, llm_options=config.llm_options, stream_timeout=timeout,
+                      synth_only=config.synth_only)
     thresholds = None
     path = config.thresholds or (Path("thresholds.yaml") if Path("thresholds.yaml").is_file() else None)
     if path is not None:

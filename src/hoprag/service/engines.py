@@ -135,10 +135,12 @@ class EnginePool:
     """Engines over one index for every clearance and option a request may ask for."""
 
     def __init__(self, index: Any, policy: ClearancePolicy, *, llm: str | None = None,
-                 llm_options: dict[str, Any] | None = None, stream_timeout: float = 30.0) -> None:
+                 llm_options: dict[str, Any] | None = None, stream_timeout: float = 30.0,
+                 synth_only: bool = False) -> None:
         self.index = index
         self.policy = policy
         self.llm = None if llm in (None, "", "offline") else llm
+        self.synth_only = synth_only
         self.llm_options = dict(llm_options or {})
         self.stream_timeout = stream_timeout
         self._prototypes: dict[tuple, Any] = {}
@@ -168,7 +170,10 @@ class EnginePool:
             options["clearance"] = view.clearance  # the engine filters too, and records it in its config hash
         if key[-1]:
             options["llm_settings"] = self._llm_settings()
-        built = make_engine(engine, view, k=k, mode=mode, llm=self.llm if key[-1] else None, **options)
+        if key[-1] and self.synth_only:
+            built = make_engine(engine, view, k=k, mode=mode, synth_llm=self.llm, **options)
+        else:
+            built = make_engine(engine, view, k=k, mode=mode, llm=self.llm if key[-1] else None, **options)
         if hasattr(built, "hides_documents"):  # the view is pre-filtered: tell the engine what it hides
             built.hides_documents = bool(view.hidden)
         if getattr(built, "name", "") == "multihop" and getattr(built, "_pool", "absent") is None:
