@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import re
-import sys
 from pathlib import Path
 from typing import Optional
 
@@ -27,7 +24,6 @@ from hoprag.cli_llm import (
     llm_settings,
     model_specs,
 )
-from hoprag.errors import HopragError
 
 app = typer.Typer(
     add_completion=False,
@@ -333,61 +329,6 @@ def run_cmd(
         )
 
 
-@app.command("eval")
-def eval_cmd(
-    cases_file: Path = typer.Argument(..., help="cases.jsonl"),
-    traces_file: Path = typer.Argument(..., help="traces.jsonl from any pipeline"),
-    ks: list[int] = typer.Option([2, 5, 10], "--k", min=1, help="cut-offs, e.g. --k 2 5 10"),
-    json_out: Optional[Path] = typer.Option(None, "--json", help="write {aggregate, cases, ...} JSON here"),
-    html_out: Optional[Path] = typer.Option(None, "--html", help="write a self-contained HTML report here"),
-    oracle: Optional[Path] = typer.Option(None, "--oracle", help="traces of an oracle-hop run (conditional hop recall)"),
-    corpus: Optional[Path] = typer.Option(
-        None, "--corpus", help="corpus the cases cite: verify every label against it (cases with broken labels are "
-        "excluded from scoring and listed) and detect missing corpus facts"
-    ),
-    span_match: str = typer.Option("exact", "--span-match", help="with --corpus: exact | whitespace span comparison"),
-    lenient: bool = typer.Option(
-        False, "--lenient", help="exclude (and count) unreadable trace lines and a cut-off last line instead of failing"
-    ),
-    strict: bool = typer.Option(False, "--strict", help="exit 1 on duplicate traces or traces for unknown case ids"),
-) -> None:
-    """Score traces against evidence-chain cases: chain coverage, hop recall, path precision,
-    answers and attribution, earliest failure, latency and stopping."""
-    from hoprag.commands.evaluation import cases_and_labels, print_label_summary
-    from hoprag.datasets.schema import dataset_version
-    from hoprag.evaluation.chain_eval import evaluate_chains, load_trace_file
-    from hoprag.evaluation.runner import read_traces
-    from hoprag.render import comparison_table
-
-    cases, labels, corpus_ids = cases_and_labels(cases_file, corpus, span_match)
-    traces, excluded = load_trace_file(traces_file, strict=not lenient)
-    oracle_traces = read_traces(oracle) if oracle is not None else None
-    report = evaluate_chains(
-        cases, traces, ks=tuple(ks), oracle_traces=oracle_traces, dataset_version=dataset_version(cases_file),
-        corpus_ids=corpus_ids, label_report=labels,
-        exclusions=excluded,
-    )
-    payload = report.to_json()
-    names = [n for n in payload["aggregate"] if not n.startswith(("n_", "na_"))]
-    out.print(comparison_table({traces_file.name: payload["aggregate"]}, names, title=f"evaluation of {traces_file}"))
-    failures = payload.get("failures") or {}
-    if failures:
-        out.print("earliest failures: " + ", ".join(f"{k}={v}" for k, v in failures.items() if v))
-    print_label_summary(labels, cases_file, corpus)
-    if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
-        out.print(f"wrote {json_out}")
-    if html_out is not None:
-        from hoprag.report.html import write_html
-
-        write_html(html_out, payload, title=f"evaluation of {traces_file.name}", cases=cases, traces=report.traces)
-        out.print(f"wrote {html_out}")
-    from hoprag.commands.evaluation import report_trace_problems
-
-    report_trace_problems(report, strict=strict, excluded=len(excluded))
-
-
 @app.command("demo")
 def demo_cmd(
     data_dir: Path = typer.Option(Path("data"), "--data", help="bundled data folder"),
@@ -422,145 +363,11 @@ def _register_command_modules() -> None:
 _register_command_modules()
 
 
-def _expand_variadic_k(argv: list[str]) -> list[str]:
-    """Let ``--k 2 5 10`` mean ``--k 2 --k 5 --k 10`` (and accept ``--k 2,5,10``)."""
-    expanded: list[str] = []
-    i = 0
-    while i < len(argv):
-        token = argv[i]
-        if token == "--k" and i + 1 < len(argv):
-            i += 1
-            values = []
-            while i < len(argv) and re.fullmatch(r"\d+(,\d+)*", argv[i]):
-                values.extend(argv[i].split(","))
-                i += 1
-            if not values:
-                expanded.append(token)
-                continue
-            for value in values:
-                expanded.extend(["--k", value])
-            continue
-        expanded.append(token)
-        i += 1
-    return expanded
-
-
-DEBUG_ENV = "HOPRAG_DEBUG"
-
-
-def _debug_requested(argv: list[str]) -> tuple[bool, list[str]]:
-    """``--debug`` anywhere before ``--`` (or ``HOPRAG_DEBUG=1``) lets tracebacks through."""
-    cut = argv.index("--") if "--" in argv else len(argv)
-    debug = "--debug" in argv[:cut]
-    if debug:
-        argv = [a for a in argv[:cut] if a != "--debug"] + argv[cut:]
-    env = os.environ.get(DEBUG_ENV, "").strip().lower()
-    return debug or env in ("1", "true", "yes", "on"), argv
-
-
-def _command_name(argv: list[str]) -> str:
-    words = [a for a in argv if not a.startswith("-")][:2]
-    if len(words) == 2 and words[0] not in ("feedback", "runs"):
-        words = words[:1]
-    return "hoprag " + " ".join(words) if words else "hoprag"
-
-
-def _usage_error_types() -> tuple[type[BaseException], ...]:
-    """typer raises its own vendored click's exceptions; a plain click may be installed beside it."""
-    types: list[type[BaseException]] = []
-    try:
-        from typer._click.exceptions import ClickException as VendoredClickException
-
-        types.append(VendoredClickException)
-    except ImportError:  # an older typer runs on the real click
-        pass
-    try:
-        import click
-
-        types.append(click.ClickException)
-    except ImportError:
-        pass
-    return tuple(types)
-
-
-def _exit_types() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
-    exits: list[type[BaseException]] = [typer.Exit]
-    aborts: list[type[BaseException]] = [typer.Abort]
-    try:
-        import click
-
-        exits.append(click.exceptions.Exit)
-        aborts.append(click.exceptions.Abort)
-    except ImportError:
-        pass
-    return tuple(exits), tuple(aborts)
-
-
-def _fail(message: str, code: int) -> None:
-    from rich.markup import escape
-
-    # escaped: a fix such as pip install 'hoprag[dense]' must not be read as rich markup
-    err.print(f"[red]error:[/] {escape(message)}", soft_wrap=True)
-    raise SystemExit(code)
-
-
-def _validation_message(exc: Exception) -> str:
-    """One line for a pydantic ValidationError: each field and what was wrong with it."""
-    problems = []
-    for item in exc.errors():  # type: ignore[attr-defined]
-        where = ".".join(str(p) for p in item.get("loc", ())) or "value"
-        problems.append(f"{where}: {item.get('msg', 'invalid')}")
-    return "invalid setting — " + "; ".join(problems) + ". Fix: pass a value in the allowed range (see --help)"
-
-
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point and the CLI's one error boundary.
+    """Console entry point: the app inside the one error boundary (:mod:`hoprag.cli_boundary`)."""
+    from hoprag.cli_boundary import run_app
 
-    Usage errors print click's usage line and exit 2; a :class:`HopragError` prints its message
-    (what was wrong, the fix) and exits 2; anything unexpected prints one line naming the command
-    and exits 1, with the traceback only under ``--debug`` or ``HOPRAG_DEBUG=1``.
-    """
-    debug, args = _debug_requested(list(sys.argv[1:] if argv is None else argv))
-    args = _expand_variadic_k(args)
-    exits, aborts = _exit_types()
-    try:
-        code = app(args=args, standalone_mode=False, prog_name="hoprag")
-    except HopragError as exc:
-        if debug:
-            raise
-        _fail(str(exc), 2)
-    except exits as exc:
-        raise SystemExit(getattr(exc, "exit_code", 0)) from None
-    except aborts:
-        _fail("aborted", 1)
-    except KeyboardInterrupt:
-        _fail("interrupted; what was written so far is kept (`hoprag run` resumes where it stopped)", 130)
-    except BrokenPipeError:
-        # the reader of our output went away (e.g. `| head`): nothing left to tell anyone
-        sys.stderr.close()
-        raise SystemExit(141) from None
-    except _usage_error_types() as exc:
-        exc.show()  # type: ignore[attr-defined]
-        raise SystemExit(getattr(exc, "exit_code", 2)) from None
-    except Exception as exc:
-        if debug:
-            raise
-        if type(exc).__name__ == "ValidationError" and type(exc).__module__.startswith("pydantic"):
-            _fail(_validation_message(exc), 2)
-        if isinstance(exc, (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)):
-            where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
-            _fail(f"{exc.strerror or type(exc).__name__}:{where}. Fix: check the path and its permissions", 2)
-        if isinstance(exc, OSError) and exc.errno is not None:
-            where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
-            _fail(f"{exc.strerror or exc}{where}. Fix: check the disk, the path and its permissions", 2)
-        detail = " ".join(str(exc).split())[:300]
-        _fail(
-            f"`{_command_name(args)}` failed unexpectedly ({type(exc).__name__}: {detail}). "
-            f"Re-run with --debug (or {DEBUG_ENV}=1) to see the traceback, and report it",
-            1,
-        )
-    if isinstance(code, int) and code:
-        raise SystemExit(code)
+    run_app(app, argv)
 
 
 if __name__ == "__main__":

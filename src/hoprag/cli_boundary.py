@@ -1,0 +1,158 @@
+"""The command line's one error boundary: every way a command can end becomes an exit code and at
+most one message, never a traceback (unless ``--debug`` or ``HOPRAG_DEBUG=1`` asks for it)."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+import typer
+from rich.console import Console
+
+from hoprag.errors import HopragError
+
+__all__ = ["DEBUG_ENV", "run_app"]
+
+err = Console(stderr=True)
+
+
+def _expand_variadic_k(argv: list[str]) -> list[str]:
+    """Let ``--k 2 5 10`` mean ``--k 2 --k 5 --k 10`` (and accept ``--k 2,5,10``)."""
+    expanded: list[str] = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if token == "--k" and i + 1 < len(argv):
+            i += 1
+            values = []
+            while i < len(argv) and re.fullmatch(r"\d+(,\d+)*", argv[i]):
+                values.extend(argv[i].split(","))
+                i += 1
+            if not values:
+                expanded.append(token)
+                continue
+            for value in values:
+                expanded.extend(["--k", value])
+            continue
+        expanded.append(token)
+        i += 1
+    return expanded
+
+
+DEBUG_ENV = "HOPRAG_DEBUG"
+
+
+def _debug_requested(argv: list[str]) -> tuple[bool, list[str]]:
+    """``--debug`` anywhere before ``--`` (or ``HOPRAG_DEBUG=1``) lets tracebacks through."""
+    cut = argv.index("--") if "--" in argv else len(argv)
+    debug = "--debug" in argv[:cut]
+    if debug:
+        argv = [a for a in argv[:cut] if a != "--debug"] + argv[cut:]
+    env = os.environ.get(DEBUG_ENV, "").strip().lower()
+    return debug or env in ("1", "true", "yes", "on"), argv
+
+
+def _command_name(argv: list[str]) -> str:
+    words = [a for a in argv if not a.startswith("-")][:2]
+    if len(words) == 2 and words[0] not in ("feedback", "runs"):
+        words = words[:1]
+    return "hoprag " + " ".join(words) if words else "hoprag"
+
+
+def _usage_error_types() -> tuple[type[BaseException], ...]:
+    """typer raises its own vendored click's exceptions; a plain click may be installed beside it."""
+    types: list[type[BaseException]] = []
+    try:
+        from typer._click.exceptions import ClickException as VendoredClickException
+
+        types.append(VendoredClickException)
+    except ImportError:  # an older typer runs on the real click
+        pass
+    try:
+        import click
+
+        types.append(click.ClickException)
+    except ImportError:
+        pass
+    return tuple(types)
+
+
+def _exit_types() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    exits: list[type[BaseException]] = [typer.Exit]
+    aborts: list[type[BaseException]] = [typer.Abort]
+    try:
+        import click
+
+        exits.append(click.exceptions.Exit)
+        aborts.append(click.exceptions.Abort)
+    except ImportError:
+        pass
+    return tuple(exits), tuple(aborts)
+
+
+def _fail(message: str, code: int) -> None:
+    from rich.markup import escape
+
+    # escaped: a fix such as pip install 'hoprag[dense]' must not be read as rich markup
+    err.print(f"[red]error:[/] {escape(message)}", soft_wrap=True)
+    raise SystemExit(code)
+
+
+def _validation_message(exc: Exception) -> str:
+    """One line for a pydantic ValidationError: each field and what was wrong with it."""
+    problems = []
+    for item in exc.errors():  # type: ignore[attr-defined]
+        where = ".".join(str(p) for p in item.get("loc", ())) or "value"
+        problems.append(f"{where}: {item.get('msg', 'invalid')}")
+    return "invalid setting — " + "; ".join(problems) + ". Fix: pass a value in the allowed range (see --help)"
+
+
+def run_app(app: typer.Typer, argv: list[str] | None = None) -> None:
+    """Run ``app`` on ``argv`` (default: the process's arguments) inside the CLI's one error boundary.
+
+    Usage errors print click's usage line and exit 2; a :class:`HopragError` prints its message
+    (what was wrong, the fix) and exits 2; anything unexpected prints one line naming the command
+    and exits 1, with the traceback only under ``--debug`` or ``HOPRAG_DEBUG=1``.
+    """
+    debug, args = _debug_requested(list(sys.argv[1:] if argv is None else argv))
+    args = _expand_variadic_k(args)
+    exits, aborts = _exit_types()
+    try:
+        code = app(args=args, standalone_mode=False, prog_name="hoprag")
+    except HopragError as exc:
+        if debug:
+            raise
+        _fail(str(exc), 2)
+    except exits as exc:
+        raise SystemExit(getattr(exc, "exit_code", 0)) from None
+    except aborts:
+        _fail("aborted", 1)
+    except KeyboardInterrupt:
+        _fail("interrupted; what was written so far is kept (`hoprag run` resumes where it stopped)", 130)
+    except BrokenPipeError:
+        # the reader of our output went away (e.g. `| head`): nothing left to tell anyone
+        sys.stderr.close()
+        raise SystemExit(141) from None
+    except _usage_error_types() as exc:
+        exc.show()  # type: ignore[attr-defined]
+        raise SystemExit(getattr(exc, "exit_code", 2)) from None
+    except Exception as exc:
+        if debug:
+            raise
+        if type(exc).__name__ == "ValidationError" and type(exc).__module__.startswith("pydantic"):
+            _fail(_validation_message(exc), 2)
+        if isinstance(exc, (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)):
+            where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+            _fail(f"{exc.strerror or type(exc).__name__}:{where}. Fix: check the path and its permissions", 2)
+        if isinstance(exc, OSError) and exc.errno is not None:
+            where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+            _fail(f"{exc.strerror or exc}{where}. Fix: check the disk, the path and its permissions", 2)
+        detail = " ".join(str(exc).split())[:300]
+        _fail(
+            f"`{_command_name(args)}` failed unexpectedly ({type(exc).__name__}: {detail}). "
+            f"Re-run with --debug (or {DEBUG_ENV}=1) to see the traceback, and report it",
+            1,
+        )
+    if isinstance(code, int) and code:
+        raise SystemExit(code)
