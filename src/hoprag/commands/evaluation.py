@@ -1,5 +1,5 @@
-"""Evidence-chain evaluation commands: audit, split, leakage, ablate, compare, release, synth,
-export-trec (and chain-eval, the former name of eval). Each parses arguments, calls one public function and prints."""
+"""Evidence-chain evaluation commands: eval (and chain-eval, its former name), ablate, compare,
+release, export-trec. Each parses arguments, calls one public function and prints."""
 
 from __future__ import annotations
 
@@ -27,18 +27,18 @@ out = Console()
 err = Console(stderr=True)
 
 
-def _csv(value: str) -> list[str]:
+def csv_list(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
-def _write_json(path: Optional[Path], payload: Any) -> None:
+def write_json(path: Optional[Path], payload: Any) -> None:
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")
         out.print(f"wrote {path}")
 
 
-def _cases(path: Path) -> list:
+def checked_cases(path: Path) -> list:
     from hoprag.datasets.schema import load_cases
     from hoprag.evaluation.graph import check_cases
 
@@ -60,6 +60,54 @@ def report_trace_problems(report: Any, *, strict: bool, excluded: int = 0) -> No
 
 
 def register(app: typer.Typer) -> None:
+    @app.command("eval")
+    def eval_cmd(
+        cases_file: Path = typer.Argument(..., help="cases.jsonl"),
+        traces_file: Path = typer.Argument(..., help="traces.jsonl from any pipeline"),
+        ks: list[int] = typer.Option([2, 5, 10], "--k", min=1, help="cut-offs, e.g. --k 2 5 10"),
+        json_out: Optional[Path] = typer.Option(None, "--json", help="write {aggregate, cases, ...} JSON here"),
+        html_out: Optional[Path] = typer.Option(None, "--html", help="write a self-contained HTML report here"),
+        oracle: Optional[Path] = typer.Option(None, "--oracle", help="traces of an oracle-hop run (conditional hop recall)"),
+        corpus: Optional[Path] = typer.Option(
+            None, "--corpus", help="corpus the cases cite: verify every label against it (cases with broken labels are "
+            "excluded from scoring and listed) and detect missing corpus facts"
+        ),
+        span_match: str = typer.Option("exact", "--span-match", help="with --corpus: exact | whitespace span comparison"),
+        lenient: bool = typer.Option(
+            False, "--lenient", help="exclude (and count) unreadable trace lines and a cut-off last line instead of failing"
+        ),
+        strict: bool = typer.Option(False, "--strict", help="exit 1 on duplicate traces or traces for unknown case ids"),
+    ) -> None:
+        """Score traces against evidence-chain cases: chain coverage, hop recall, path precision,
+        answers and attribution, earliest failure, latency and stopping."""
+        from hoprag.datasets.schema import dataset_version
+        from hoprag.evaluation.chain_eval import evaluate_chains, load_trace_file
+        from hoprag.evaluation.runner import read_traces
+        from hoprag.render import comparison_table
+
+        cases, labels, corpus_ids = cases_and_labels(cases_file, corpus, span_match)
+        traces, excluded = load_trace_file(traces_file, strict=not lenient)
+        oracle_traces = read_traces(oracle) if oracle is not None else None
+        report = evaluate_chains(
+            cases, traces, ks=tuple(ks), oracle_traces=oracle_traces, dataset_version=dataset_version(cases_file),
+            corpus_ids=corpus_ids, label_report=labels,
+            exclusions=excluded,
+        )
+        payload = report.to_json()
+        names = [n for n in payload["aggregate"] if not n.startswith(("n_", "na_"))]
+        out.print(comparison_table({traces_file.name: payload["aggregate"]}, names, title=f"evaluation of {traces_file}"))
+        failures = payload.get("failures") or {}
+        if failures:
+            out.print("earliest failures: " + ", ".join(f"{k}={v}" for k, v in failures.items() if v))
+        print_label_summary(labels, cases_file, corpus)
+        write_json(json_out, payload)
+        if html_out is not None:
+            from hoprag.report.html import write_html
+
+            write_html(html_out, payload, title=f"evaluation of {traces_file.name}", cases=cases, traces=report.traces)
+            out.print(f"wrote {html_out}")
+        report_trace_problems(report, strict=strict, excluded=len(excluded))
+
     @app.command("chain-eval", hidden=True)
     def chain_eval_cmd(
         cases_file: Path = typer.Argument(..., help="cases.jsonl"),
@@ -74,132 +122,9 @@ def register(app: typer.Typer) -> None:
         html_out: Optional[Path] = typer.Option(None, "--html", help="self-contained HTML report"),
     ) -> None:
         """The former name of `hoprag eval`, kept so existing scripts run: one command scores traces."""
-        from hoprag.cli import eval_cmd
-
         err.print("note: `hoprag chain-eval` is `hoprag eval` now (same options); use that")
         eval_cmd(cases_file=cases_file, traces_file=traces_file, ks=ks, json_out=json_out, html_out=html_out,
                  oracle=oracle, corpus=corpus, span_match=span_match, lenient=lenient, strict=strict)
-
-    @app.command("audit")
-    def audit_cmd(
-        cases_file: Path = typer.Argument(..., help="cases.jsonl"),
-        corpus: Path = typer.Argument(..., help="corpus the cases are answered from"),
-        record: Optional[Path] = typer.Option(
-            None, "--out", help="append the shortcuts found to this JSONL record (default: shortcuts.jsonl beside CASES)"
-        ),
-        json_out: Optional[Path] = typer.Option(None, "--json"),
-        span_match: str = typer.Option(
-            "exact", "--span-match", help="exact | whitespace: how a span's text is compared with its document's text"
-        ),
-        fail: bool = typer.Option(False, "--fail-on-findings", help="exit 1 when a shortcut or a label problem is found"),
-    ) -> None:
-        """Label verification and shortcut audit: every span against its source, missing sources, undefined
-        facts; single-document answers, title / URL / metadata leaks, query leaks."""
-        from hoprag.datasets.audit import audit, write_shortcut_record
-        from hoprag.datasets.labels import read_cases_checked, verify_labels
-        from hoprag.ingest.loaders import load_documents
-
-        cases, load_problems = read_cases_checked(cases_file)
-        documents = load_documents(corpus)
-        labels = verify_labels(cases, documents, span_match=span_match, problems=load_problems)
-        report = audit(cases, documents, labels=labels)
-        payload = report.to_json()
-        _print_labels(labels)
-        if not report.findings:
-            out.print(f"no shortcuts found in {report.cases} cases over {report.documents} documents")
-        for f in report.findings:
-            out.print(f"[yellow]{f.case_id}[/] {f.kind} doc={f.doc_id} field={f.field} {escape(repr(f.evidence))} → {f.suggestion}")
-        for note in report.notes[:10]:
-            err.print(f"note: {note['case_id']}: {note['note']}")
-        # The record of shortcuts is kept: corpus updates can introduce new ones later.
-        record = record or cases_file.parent / "shortcuts.jsonl"
-        snapshot = next((c.corpus_snapshot for c in cases if c.corpus_snapshot), None)
-        write_shortcut_record(record, report, snapshot=snapshot)
-        out.print(f"recorded {len(report.findings)} shortcuts → {record}")
-        _write_json(json_out, payload)
-        out.print(f"flagged {len(report.flagged_cases)} of {report.cases} cases: {escape(str(payload['counts']))}")
-        if fail and (report.findings or labels.problems):
-            raise typer.Exit(1)
-
-    @app.command("split")
-    def split_cmd(
-        cases_file: Path = typer.Argument(...),
-        by: str = typer.Option("source_family,entity,template", "--by", help="keys: source_family,entity,template,seed,question_type"),
-        ratios: str = typer.Option("0.7,0.15,0.15", "--ratios"),
-        seed: int = typer.Option(7, "--seed"),
-        out_dir: Path = typer.Option(..., "--out", help="directory for train/dev/test.jsonl and split.json"),
-        seal: str = typer.Option("test", "--seal", help="partitions to seal with a content hash"),
-        evidence_threshold: float = typer.Option(
-            0.8, "--evidence-threshold", min=0.01, max=1.0, help="also keep together cases whose evidence Jaccard reaches this"
-        ),
-        paraphrase_threshold: float = typer.Option(
-            0.6, "--paraphrase-threshold", min=0.01, max=1.0, help="also keep together paraphrased questions (content-word Jaccard)"
-        ),
-    ) -> None:
-        """Grouped split: every case sharing a key value, near-identical evidence or a paraphrased question
-        stays in one partition; the test set is sealed."""
-        from hoprag.datasets.splits import grouped_split, write_split
-        from hoprag.errors import ConfigError
-
-        try:
-            parts = [float(r) for r in _csv(ratios)]
-        except ValueError:
-            raise ConfigError(f"--ratios must be numbers like 0.7,0.15,0.15, got {ratios!r}") from None
-        result = grouped_split(_cases(cases_file), _csv(by), parts, seed=seed, evidence_threshold=evidence_threshold,
-                               paraphrase_threshold=paraphrase_threshold)
-        manifest = write_split(result, out_dir, sealed=_csv(seal))
-        sizes = ", ".join(f"{n}={e['cases']}" for n, e in manifest["partitions"].items())
-        out.print(f"{manifest['groups']} groups (largest {manifest['largest_group']}): {sizes} → {out_dir}")
-        links = manifest["links"]
-        if links.get("evidence") or links.get("paraphrase"):
-            out.print(f"kept together beyond the keys: {links['evidence']} case pairs with near-identical evidence, "
-                      f"{links['paraphrase']} paraphrased question pairs")
-        empty = [n for n, e in manifest["partitions"].items() if not e["cases"]]
-        if empty:
-            err.print(f"[yellow]warning:[/] partitions {empty} are empty: the keys join cases into "
-                      f"{manifest['groups']} group(s); drop a key (e.g. entity) or add cases")
-        for name, entry in manifest["partitions"].items():
-            if entry.get("sealed"):
-                out.print(f"sealed {name}: {entry['sha256']}")
-
-    @app.command("leakage")
-    def leakage_cmd(
-        files: list[Path] = typer.Argument(..., help="TRAIN DEV TEST (any number of partitions)"),
-        threshold: float = typer.Option(0.7, "--threshold", min=0.0, max=1.0, help="near-duplicate Jaccard threshold (0–1)"),
-        json_out: Optional[Path] = typer.Option(None, "--json"),
-        evidence_threshold: float = typer.Option(
-            0.8, "--evidence-threshold", min=0.01, max=1.0,
-            help="required-fact / source Jaccard at which two cases' evidence counts as near-identical",
-        ),
-        paraphrase_threshold: float = typer.Option(
-            0.6, "--paraphrase-threshold", min=0.01, max=1.0,
-            help="content-word Jaccard at which two questions about the same subject count as paraphrases",
-        ),
-        strict: bool = typer.Option(False, "--strict", help="exit 1 on any leak, case-level or shared value"),
-    ) -> None:
-        """Leaks by case (shared seed, template, family or bridge entity, near-identical evidence, paraphrased
-        or near-duplicate questions) and shared values, for every pair of partitions."""
-        from hoprag.datasets.leakage import leakage_report, sealed_status
-
-        names = _partition_names(files)
-        report = leakage_report({n: _cases(p) for n, p in zip(names, files)}, threshold=threshold,
-                                evidence_threshold=evidence_threshold, paraphrase_threshold=paraphrase_threshold)
-        report["sealed"] = sealed_status(files)
-        for pair, entry in report["pairs"].items():
-            out.print(f"{pair}: {entry['leaks']} leaks, {entry['case_leaks']} case pairs — " + ", ".join(
-                f"{k}={len(v)}" for k, v in entry.items() if isinstance(v, list) and k != "case_pairs"))
-            strong = [p for p in entry["case_pairs"] if p["strong"]]
-            weak = [p for p in entry["case_pairs"] if not p["strong"]]
-            for found in strong + weak[:10]:
-                out.print(f"  {escape(found['summary'])}", soft_wrap=True)
-            if len(weak) > 10:
-                out.print(f"  … and {len(weak) - 10} more case pairs sharing a key (--json lists every pair)")
-        if report["sealed"] is not None:
-            out.print(f"sealed hashes: {report['sealed']}")
-        _write_json(json_out, report)
-        bad_seal = report["sealed"] is not None and not all(report["sealed"].values())
-        if strict and (report["total_leaks"] or report["case_leaks"] or bad_seal):
-            raise typer.Exit(1)
 
     @app.command("ablate")
     def ablate_cmd(
@@ -234,7 +159,7 @@ def register(app: typer.Typer) -> None:
             from hoprag.pipeline.llm_roles import LLMPlanner
 
             planner = LLMPlanner(backend, guard=settings.guard())
-        run_ablations(load_index(index_dir), _cases(cases_file), out_dir, k=k, oracle_mode=oracle_mode, planner=planner,
+        run_ablations(load_index(index_dir), checked_cases(cases_file), out_dir, k=k, oracle_mode=oracle_mode, planner=planner,
                       clearance=caller_clearance(clearance, acl_levels))
         out.print((out_dir / "ablations.md").read_text(encoding="utf-8"))
 
@@ -262,14 +187,14 @@ def register(app: typer.Typer) -> None:
                 raise InputError(
                     "no cases.jsonl beside the baseline traces", source=str(run_a), fix="pass --cases CASES.jsonl"
                 )
-        result = compare_runs(_cases(cases_file), read_traces(run_a), read_traces(run_b), k=k, cluster_by=cluster,
+        result = compare_runs(checked_cases(cases_file), read_traces(run_a), read_traces(run_b), k=k, cluster_by=cluster,
                               resamples=resamples, seed=seed)
         out.print(f"B - A, clusters={cluster}, seed={seed}, resamples={resamples}, budget={result.budget_ms}")
         for row in result.rows:
             out.print(f"{row['metric']:28} A={_f(row['mean_a'])} B={_f(row['mean_b'])} diff={_f(row['diff'])} "
                       f"95% CI [{_f(row['ci_low'])}, {_f(row['ci_high'])}] p={_f(row['p_value'])} n={row['n']} "
                       f"clusters={row['n_clusters']} excluded={row['excluded']}")
-        _write_json(json_out, result.to_json())
+        write_json(json_out, result.to_json())
 
     @app.command("release")
     def release_cmd(
@@ -290,12 +215,12 @@ def register(app: typer.Typer) -> None:
         if calibration is None and judge_metrics(policy):
             err.print(f"[yellow]warning:[/] --allow-uncalibrated: {', '.join(judge_metrics(policy))} gated by an "
                       "uncalibrated judge")
-        cases = _cases(cases_file)
+        cases = checked_cases(cases_file)
         traces = read_traces(traces_file)
         refuse_oracle(traces)
         report = evaluate_chains(cases, traces, ks=tuple(sorted({2, 5, 10, policy.k})))
         decision = decide(cases, report, policy)
-        _write_json(json_out, {**decision.to_json(), "judge_calibration": calibration})
+        write_json(json_out, {**decision.to_json(), "judge_calibration": calibration})
         out.print(f"policy {policy.digest}: {'PASS' if decision.passed else 'FAIL'} ({len(decision.checks)} checks)")
         if calibration is not None:
             out.print(f"judge {calibration['judge_model_id']} calibrated: kappa={calibration['calibration_kappa']} "
@@ -305,24 +230,6 @@ def register(app: typer.Typer) -> None:
             out.print(f"  [red]✗[/] {reason}")
         if not decision.passed:
             raise typer.Exit(1)
-
-    @app.command("synth")
-    def synth_cmd(
-        corpus: Path = typer.Argument(...),
-        out_file: Path = typer.Option(..., "--out"),
-        max_cases: int = typer.Option(50, "--max", min=1),
-        seed: int = typer.Option(7, "--seed"),
-        keep_flagged: bool = typer.Option(False, "--keep-flagged", help="keep proposals the audit flags (with warnings)"),
-    ) -> None:
-        """Propose audited 2-hop cases from entity links between documents (marked generated)."""
-        from hoprag.datasets.schema import write_cases
-        from hoprag.datasets.synth import synthesize
-        from hoprag.ingest.loaders import load_documents
-
-        result = synthesize(load_documents(corpus), max_cases=max_cases, seed=seed, keep_flagged=keep_flagged)
-        write_cases(out_file, result.cases)
-        out.print(f"proposed {result.proposed}, dropped by the shortcut audit {result.dropped_by_audit}, "
-                  f"wrote {len(result.cases)} generated cases → {out_file}")
 
     @app.command("export-trec")
     def export_trec_cmd(
@@ -340,7 +247,7 @@ def register(app: typer.Typer) -> None:
 
         if source not in RUN_SOURCES:
             raise ConfigError(f"unknown --source {source!r}; valid: {', '.join(RUN_SOURCES)}")
-        n_q = write_qrels(qrels, _cases(cases_file))
+        n_q = write_qrels(qrels, checked_cases(cases_file))
         n_r = write_run(run, read_traces(traces_file), tag=tag, source=source)
         out.print(f"wrote {n_q} qrels lines → {qrels}, {n_r} run lines → {run}")
 
@@ -351,7 +258,7 @@ def cases_and_labels(cases_file: Path, corpus: Optional[Path], span_match: str =
     Without a corpus the cases load strictly (a broken reference stops with its fix); with one,
     every label is verified against it and broken ones are reported, not raised."""
     if corpus is None:
-        return _cases(cases_file), None, None
+        return checked_cases(cases_file), None, None
     from hoprag.datasets.labels import read_cases_checked, verify_labels
     from hoprag.ingest.loaders import load_documents
 
@@ -376,35 +283,6 @@ def print_label_summary(labels: Any, cases_file: Path, corpus: Optional[Path]) -
         err.print(f"[yellow]warning:[/] {len(missing)} fact(s) in {len(cases)} case(s) cite sources absent from the corpus "
                   f"({escape(', '.join(cases[:10]))}{' …' if len(cases) > 10 else ''}); they are scored as missing corpus facts",
                   soft_wrap=True)
-
-
-def _partition_names(files: list[Path]) -> list[str]:
-    """File stems; the path where two stems agree, numbered where two paths do."""
-    stems = [p.stem for p in files]
-    names: list[str] = []
-    for stem, path in zip(stems, files):
-        name = stem if stems.count(stem) == 1 else str(path)
-        base, n = name, 1
-        while name in names:
-            n += 1
-            name = f"{base}#{n}"
-        names.append(name)
-    return names
-
-
-def _print_labels(labels: Any) -> None:
-    """Every label problem, grouped by case, then the cases excluded from scoring."""
-    if not labels.problems:
-        out.print(f"labels: {labels.spans_checked} spans in {labels.cases} cases match their sources; no label problems")
-        return
-    out.print(f"label problems: {len(labels.errors)} errors, {len(labels.warnings)} warnings in "
-              f"{len(labels.flagged_cases)} of {labels.cases} cases ({labels.spans_checked} spans checked)")
-    for case_id, problems in labels.by_case().items():
-        out.print(f"[yellow]{escape(case_id)}[/]", soft_wrap=True)
-        for problem in problems:
-            out.print(f"  {problem.severity}: {escape(problem.describe(with_case=False))}", soft_wrap=True)
-    if labels.excluded_cases:
-        out.print("excluded from scoring (label errors): " + escape(", ".join(labels.excluded_cases)), soft_wrap=True)
 
 
 def _f(value: Any) -> str:
