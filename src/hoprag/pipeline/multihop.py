@@ -28,24 +28,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from hoprag.acl import Clearance, resolve_clearance, visible_corpus
-from hoprag.errors import ConfigError
-from hoprag.pipeline.buffer import EvidenceBuffer
 from hoprag.index.base import Retriever
 from hoprag.llm.guard import question_scope
-from hoprag.pipeline.engine import (
-    MultiHopConfig,
-    StepClock,
-    clearance_filters,
-    config_hash,
-    evidence_from_hit,
-    mechanical_confidence,
-)
+from hoprag.pipeline.engine import MultiHopConfig, StepClock, config_hash, mechanical_confidence
 from hoprag.pipeline.plan import OfflinePlanner, Plan, Planner, SubQuery
+from hoprag.pipeline.question_run import QuestionRun
 from hoprag.pipeline.retrieval_cache import RetrievalCache
 from hoprag.pipeline.roles import (
     BridgeExpander,
     ChainReranker,
-    Conditioned,
     CorpusView,
     CoverageJudge,
     Expander,
@@ -54,8 +45,7 @@ from hoprag.pipeline.roles import (
     Reranker,
     Synthesizer,
 )
-from hoprag.pipeline.text import fold
-from hoprag.records import Answer, Chunk, Document, Evidence, Hit, HopStep, Trace, Usage
+from hoprag.records import Answer, Chunk, Document, Evidence, Trace
 
 
 class MultiHopEngine:
@@ -126,7 +116,7 @@ class MultiHopEngine:
         return replace(trace, warnings=(*trace.warnings, *scope.warnings()), fallbacks=scope.counts())
 
     def _answer_question(self, question: str, *, case_id: str, run_id: str, seed_chunks: Sequence[str]) -> Trace:
-        run = _Run(self, question, StepClock())
+        run = QuestionRun(self, question, StepClock())
         t0 = run.clock.elapsed_ms()
         plan = Plan(sub_queries=[SubQuery(order=1, query=question)], planner="oracle") if seed_chunks else self._plan(run)
         t1 = run.clock.elapsed_ms()
@@ -177,11 +167,11 @@ class MultiHopEngine:
             self._pool.shutdown(wait=False)
             self._pool = None
 
-    def _plan(self, run: _Run) -> Plan:
+    def _plan(self, run: QuestionRun) -> Plan:
         run.emit("planning", "")
         return self.planner.plan(run.question)
 
-    def _answer(self, run: _Run, evidence: tuple[Evidence, ...], stop: str) -> Answer:
+    def _answer(self, run: QuestionRun, evidence: tuple[Evidence, ...], stop: str) -> Answer:
         if not evidence:
             return Answer(text="", abstained=True)
         hops_done = max(s.hop for s in run.steps)
@@ -202,239 +192,3 @@ class MultiHopEngine:
                 return Answer(text="", abstained=True, confidence=0.0)
             answer = replace(answer, partial=True, confidence=round(answer.confidence * 0.5, 4))
         return answer
-
-
-class _Run:
-    """The state of one question: held evidence, steps, issued queries, budgets."""
-
-    def __init__(self, engine: MultiHopEngine, question: str, clock: StepClock) -> None:
-        self.engine = engine
-        self.cfg = engine.config
-        self.question = question
-        self.clock = clock
-        self.steps: list[HopStep] = []
-        self.held = EvidenceBuffer(self.cfg.near_duplicate)
-        self.issued: set[str] = {fold(question)}
-        self.used_bridges: set[str] = set()
-        self.frontier: list[Evidence] = []
-        self.hop = 0
-        self.last_ms = 0.0
-        self.usage_at_start = self._spent()
-        self.failures_at_start = {id(r): len(getattr(r, "failures", ())) for r in self._roles()}
-
-    # -- bookkeeping ----------------------------------------------------------------------------
-
-    def emit(self, stage: str, detail: str) -> None:
-        if self.engine.on_event is not None:
-            self.engine.on_event(stage, self.hop, detail)
-
-    def _roles(self) -> list:
-        e = self.engine
-        return list({id(r): r for r in (e.planner, e.expander, e.judge, e.reranker, e.synthesizer)}.values())
-
-    def warnings(self) -> tuple[str, ...]:
-        """Model failures this question met; each fell back to the offline role."""
-        out = []
-        for role in self._roles():
-            failures = getattr(role, "failures", ())
-            for message in failures[self.failures_at_start.get(id(role), 0) :]:
-                out.append(f"{role.name} fell back to offline: {message}")
-        return tuple(out)
-
-    def _spent(self) -> Usage:
-        """What every model-backed role has spent so far (roles keep running totals)."""
-        total = Usage()
-        for role in self._roles():
-            spent = getattr(role, "usage", None)
-            if isinstance(spent, Usage):
-                total = Usage(
-                    prompt_tokens=total.prompt_tokens + spent.prompt_tokens,
-                    completion_tokens=total.completion_tokens + spent.completion_tokens,
-                    cost=total.cost + spent.cost,
-                )
-        return total
-
-    def usage(self) -> Usage:
-        """What this question spent."""
-        now, start = self._spent(), self.usage_at_start
-        return Usage(
-            prompt_tokens=now.prompt_tokens - start.prompt_tokens,
-            completion_tokens=now.completion_tokens - start.completion_tokens,
-            cost=round(now.cost - start.cost, 10),
-        )
-
-    def budget_stop(self) -> str:
-        if self.cfg.time_budget_ms and self.clock.elapsed_ms() > self.cfg.time_budget_ms:
-            return "time_budget"
-        if self.cfg.token_budget and self.usage().tokens > self.cfg.token_budget:
-            return "token_budget"
-        return ""
-
-    def step(self, *, sub_query: str, issued: str, hits: list[Hit], keep: int, depends_on: tuple[str, ...], bridge: dict, error: str | None = None) -> HopStep:
-        now = self.clock.elapsed_ms()
-        step = HopStep(
-            step_id=f"s{len(self.steps) + 1}",
-            hop=self.hop,
-            sub_query=sub_query,
-            issued_query=issued,
-            hits=tuple(hits),
-            selected=tuple(h.chunk_id for h in hits[:keep]),
-            depends_on=depends_on,
-            filters=clearance_filters(self.engine.clearance),
-            bridge=bridge,
-            error=error,
-            latency_ms=round(now - self.last_ms, 3),
-            cumulative_ms=round(now, 3),
-        )
-        self.last_ms = now
-        self.steps.append(step)
-        return step
-
-    def hold(self, step: HopStep) -> list[Evidence]:
-        by_id = {h.chunk_id: h for h in step.hits}
-        candidates = [
-            evidence_from_hit(by_id[c], self.engine.chunks, self.engine.documents, step) for c in step.selected if c not in self.held
-        ]
-        kept, dropped = self.held.add(candidates)
-        if dropped:  # say in the trace what the buffer refused
-            position = next(i for i, s in enumerate(self.steps) if s.step_id == step.step_id)
-            self.steps[position] = replace(step, duplicates=tuple(dropped))
-        return kept
-
-    def retrieve(self, query: str, exclude: tuple[str, ...]) -> list[Hit]:
-        return self.engine.cache.get_or_retrieve(
-            self.engine.retriever, query, self.cfg.k, exclude, clearance=self.engine.clearance
-        )
-
-    def sufficient(self) -> bool:
-        """The judge decides, once at least ``min_evidence`` passages are held."""
-        if len(self.held) < self.cfg.min_evidence:
-            return False
-        self.emit("judging", f"{len(self.held)} passages held")
-        return self.engine.judge.sufficient(self.question, self.ranked())
-
-    def ranked(self) -> list[Evidence]:
-        return self.engine.reranker.rerank(self.question, list(self.held.values()), self.steps)
-
-    # -- the plan ---------------------------------------------------------------------------------
-
-    def execute_plan(self, plan: Plan, seed_chunks: Sequence[str]) -> str:
-        steps_of: dict[int, list[HopStep]] = {}
-        for layer in plan.layers():
-            if self.hop >= self.cfg.max_hops:
-                return "max_hops"
-            self.hop += 1
-            if self.hop == 1 and seed_chunks:
-                step = self.step(sub_query=self.question, issued="", hits=self._seed_hits(seed_chunks), keep=len(seed_chunks), depends_on=(), bridge={"oracle": True})
-                steps_of[1] = [step]
-                self.frontier = self.hold(step)
-                continue
-            self.emit("searching", "; ".join(s.query for s in layer))
-            # Conditioning may call a model: the sub-queries of one layer are conditioned concurrently.
-            jobs = self.engine.map(lambda sub: (sub, self._queries_for(sub, steps_of)), layer)
-            flat = [(sub, conditioned) for sub, queries in jobs for conditioned in queries]
-            exclude = tuple(self.held)
-            results = self.engine.map(lambda job: self.retrieve(job[1].query, exclude if job[0].depends_on else ()), flat)
-            new: list[Evidence] = []
-            for (sub, conditioned), hits in zip(flat, results):
-                if not hits and not sub.depends_on:
-                    hits, conditioned = self._reformulate(conditioned)
-                depends = tuple(s.step_id for d in sub.depends_on for s in steps_of.get(d, ()))
-                keep = self.cfg.keep_first_hop if not sub.depends_on else self.cfg.keep_per_branch
-                bridge = {"order": sub.order}
-                if conditioned.bridge:
-                    bridge.update(value=conditioned.bridge, kind=conditioned.kind, from_chunk=conditioned.from_chunk)
-                step = self.step(sub_query=sub.query, issued=conditioned.query, hits=hits, keep=keep, depends_on=depends, bridge=bridge)
-                steps_of.setdefault(sub.order, []).append(step)
-                new.extend(self.hold(step))
-            self.frontier = new
-            if not self.held:
-                return "no_evidence"
-            stop = self.budget_stop()
-            if stop:
-                return stop
-            if self.hop >= 2 and self.sufficient():
-                return "sufficient"
-        return ""
-
-    def _queries_for(self, sub: SubQuery, steps_of: dict[int, list[HopStep]]) -> list[Conditioned]:
-        if not sub.depends_on:
-            return [Conditioned(query=sub.query)]
-        dep_ids = {s.step_id for d in sub.depends_on for s in steps_of.get(d, ())}
-        evidence = [e for e in self.held.values() if e.step_id in dep_ids]
-        queries = self.engine.expander.condition(self.question, sub.query, evidence)
-        return queries or [Conditioned(query=sub.query)]
-
-    def _reformulate(self, conditioned: Conditioned) -> tuple[list[Hit], Conditioned]:
-        """An empty hop retries once with the query's content words only (quotes, punctuation gone)."""
-        words = [w for w in fold(conditioned.query).replace('"', " ").split() if len(w) > 2]
-        retry = " ".join(words)
-        if not retry or retry == fold(conditioned.query):
-            return [], conditioned
-        hits = self.retrieve(retry, ())
-        return hits, replace(conditioned, query=retry)
-
-    def _seed_hits(self, chunk_ids: Sequence[str]) -> list[Hit]:
-        hits = []
-        for rank, chunk_id in enumerate(chunk_ids, start=1):
-            chunk = self.engine.chunks.get(chunk_id)
-            if chunk is None:
-                above = f" or is above the clearance '{self.engine.clearance.level}'" if self.engine.clearance else ""
-                raise ConfigError(
-                    f"oracle seed chunk {chunk_id!r} is not in the index{above}; seed with ids from chunks.jsonl"
-                    + (" that the clearance allows" if above else "")
-                )
-            document = self.engine.documents.get(chunk.doc_id)
-            hits.append(
-                Hit(chunk_id=chunk_id, doc_id=chunk.doc_id, score=1.0, rank=rank, retriever="oracle", start=chunk.start, end=chunk.end, title=document.title if document else "")
-            )
-        return hits
-
-    # -- open-ended bridge hops -------------------------------------------------------------------
-
-    def follow_bridges(self) -> str:
-        while True:
-            if self.hop >= self.cfg.max_hops:
-                return "max_hops"
-            titles = tuple(e.title for e in self.held.values())
-            branches = self.engine.bridges.condition(
-                self.question, self.question, self.frontier, held_titles=titles, used=self.used_bridges
-            )
-            if not branches:
-                return "no_bridge"
-            self.hop += 1
-            self.emit("searching", "conditioned on " + ", ".join(b.bridge for b in branches[:3]))
-            fresh = [b for b in branches if fold(b.query) not in self.issued]
-            if not fresh:
-                return "loop_detected"
-            exclude = tuple(self.held)
-            results = self.engine.map(lambda b: self.retrieve(b.query, exclude), fresh)
-            hop_steps: list[HopStep] = []
-            looping = 0
-            parents = {e.chunk_id: e.step_id for e in self.held.values()}
-            for branch, hits in zip(fresh, results):
-                self.issued.add(fold(branch.query))
-                bridge = {"value": branch.bridge, "kind": branch.kind, "from_chunk": branch.from_chunk}
-                depends = (parents[branch.from_chunk],) if branch.from_chunk in parents else ()
-                step = self.step(sub_query=branch.bridge, issued=branch.query, hits=hits, keep=self.cfg.keep_per_branch, depends_on=depends, bridge=bridge)
-                hop_steps.append(step)
-                if self._loops(hits):
-                    looping += 1
-            if looping == len(hop_steps):
-                return "loop_detected"
-            self.frontier = [e for step in hop_steps for e in self.hold(step)]
-            if not self.frontier:
-                return "no_new_evidence"
-            stop = self.budget_stop()
-            if stop:
-                return stop
-            if self.sufficient():
-                return "sufficient"
-
-    def _loops(self, hits: list[Hit]) -> bool:
-        """A hop loops when most of what it finds belongs to documents already held."""
-        top = hits[: max(self.cfg.keep_per_branch, 3)]
-        if not top:
-            return False
-        held_docs = {e.doc_id for e in self.held.values()}
-        return sum(1 for h in top if h.doc_id in held_docs) / len(top) >= self.cfg.loop_overlap
