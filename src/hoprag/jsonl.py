@@ -108,7 +108,7 @@ def _refuse_lone_surrogates(value: Any, *, source: str, line: int | None) -> Non
                     f"a string holds half of a UTF-16 surrogate pair ({item[exc.start]!r}), which is not text",
                     source=source,
                     line=line,
-                    fix="remove that \\uXXXX escape or give the whole pair (e.g. \\ud83d\\ude00)",
+                    fix="remove that lone \\ud800-\\udfff escape, or give the whole pair (e.g. \\ud83d\\ude00)",
                 ) from None
 
 
