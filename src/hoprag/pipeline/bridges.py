@@ -18,48 +18,14 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
+# the surface shapes of a mention are shared with the index-time entity graph (one floor down)
+from hoprag.index.entities import mention_kind, surface_spans, title_key, trim_mention
 from hoprag.pipeline.text import STOPWORDS, fold, tokens
 
-# A run of capitalised words, allowing short lowercase connectors inside ("Hall of Fame").
-_WORD = r"(?:[A-Z]\.(?:[ \t]?[A-Z]\.)*|[A-Z\u00C0-\u00DE][\w\u00C0-\u024F'\-]*)"
-_CAPITALISED = re.compile(
-    r"(?<![\w'])(?:" + _WORD + r"|\d{1,2}(?:st|nd|rd|th))"
-    r"(?:[ \t]+(?:(?:of|the|de|la|le|von|van|der|du|da|di|del|&|for|on|y)[ \t]+)*"
-    r"(?:" + _WORD + r"|\d{1,2}(?:st|nd|rd|th)))*"
-)
-_QUOTED = re.compile(r"[\"\u201c]([^\"\u201d]*[^\W\d_][^\"\u201d]*)[\"\u201d]")
-_IDENTIFIER = re.compile(r"\b[A-Z]{1,6}-?\d{1,6}[A-Z]?\b|\b[A-Z]+-[A-Z0-9]+(?:-[A-Z0-9]+)*\b")
-_DATE = re.compile(
-    r"\b(?:\d{1,2}\s+)?(?:January|February|March|April|May|June|July|August|September|October|"
-    r"November|December)(?:\s+\d{1,2},?)?\s+\d{3,4}\b|\b1[0-9]{3}\b|\b20[0-9]{2}\b"
-)
-
-# Capitalised words that start sentences or name nothing on their own.
-_WEAK_SINGLE = frozenset(
-    """the a an he she it they his her its their this that these those in on at for from by with
-    as after before during while when where which who what however also although but and or if
-    there here some many most both each all one two three first second later early late born died
-    january february march april may june july august september october november december
-    monday tuesday wednesday thursday friday saturday sunday section clause version note
-    customer customers plan plans policy""".split()
-)
-
-_MONTHS = frozenset(
-    "january february march april may june july august september october november december".split()
-)
+__all__ = ["SHAPE_PRIOR", "TITLE_BOOST", "BridgeCandidate", "extract_bridges", "title_key"]
 
 SHAPE_PRIOR = {"quoted": 1.3, "identifier": 1.4, "entity": 1.0, "date": 0.6}
 TITLE_BOOST = 2.0
-_PARENTHETICAL = re.compile(r"\s*\([^)]*\)\s*$")
-
-
-def title_key(title: str) -> str:
-    """A document title as a link target: folded, without a trailing "(disambiguation)" or article."""
-    key = fold(_PARENTHETICAL.sub("", title)).strip(" .,;:'\"")
-    for article in ("the ", "a ", "an "):
-        if key.startswith(article):
-            key = key[len(article):]
-    return " ".join(key.split())
 
 
 @dataclass(frozen=True)
@@ -70,19 +36,6 @@ class BridgeCandidate:
     kind: str
     score: float
     chunk_id: str
-
-
-def _trim(value: str) -> str:
-    value = value.strip(" \t.,;:'\"")
-    if value.endswith(("'s", "\u2019s")):
-        value = value[:-2]
-    # drop trailing connectors left by the regex ("Hall of" -> "Hall")
-    words = value.split()
-    while words and words[-1].lower() in STOPWORDS:
-        words.pop()
-    while words and words[0].lower() in {"the", "a", "an"}:
-        words.pop(0)
-    return " ".join(words)
 
 
 _CONNECTOR = re.compile(r"\s+(?:of|for|on|de|la|le|du|da|di|del|y|the|&)\s+")
@@ -97,19 +50,6 @@ def _drop_known_tail(value: str, question_tokens: set[str]) -> str:
         if tail and set(tail) <= question_tokens:
             return value[: matches[-1].start()]
     return value
-
-
-def _spans(text: str) -> list[tuple[str, str, int]]:
-    found: list[tuple[str, str, int]] = []
-    for match in _QUOTED.finditer(text):
-        found.append((match.group(1), "quoted", match.start()))
-    for match in _IDENTIFIER.finditer(text):
-        found.append((match.group(0), "identifier", match.start()))
-    for match in _DATE.finditer(text):
-        found.append((match.group(0), "date", match.start()))
-    for match in _CAPITALISED.finditer(text):
-        found.append((match.group(0), "entity", match.start()))
-    return found
 
 
 def extract_bridges(
@@ -132,26 +72,19 @@ def extract_bridges(
     excluded = {title_key(e) for e in exclude if e} | ({title_key(own_title)} if own_title else set())
     best: dict[str, BridgeCandidate] = {}
     length = max(len(text), 1)
-    for raw, kind, offset in _spans(text):
-        value = _drop_known_tail(_trim(raw), question_tokens)
+    for raw, kind, offset in surface_spans(text):
+        value = _drop_known_tail(trim_mention(raw), question_tokens)
         value_tokens = tokens(value)
         if not value_tokens:
             continue
         key = fold(value)
         if title_key(value) in excluded:
             continue
-        if len(value_tokens) == 1 and (value_tokens[0] in _WEAK_SINGLE or len(value_tokens[0]) < 3):
-            if kind == "entity":
-                continue
+        shaped = mention_kind(value, kind, value_tokens)
+        if shaped is None:
+            continue
+        kind = shaped
         content = [t for t in value_tokens if t not in STOPWORDS]
-        if not content:
-            continue
-        if kind == "entity" and value_tokens[0] in _MONTHS:
-            kind = "date"
-        if kind == "identifier" and len(value) < 4:
-            kind = "entity"
-        if kind == "quoted" and len(value) > 80:
-            continue
         novelty = sum(1 for t in content if t not in question_tokens) / len(content)
         if novelty == 0.0:
             continue

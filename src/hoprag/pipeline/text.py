@@ -3,43 +3,13 @@
 from __future__ import annotations
 
 import re
-import unicodedata
-from functools import lru_cache
 
-STOPWORDS = frozenset(
-    """a about above after again against all also am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from further
-    had has have having he her here hers herself him himself his how i if in into is it its itself
-    just me more most my myself no nor not now of off on once only or other our ours ourselves out
-    over own same she should so some such than that the their theirs them themselves then there these
-    they this those through to too under until up very was we were what when where which while who
-    whom whose why will with would you your yours yourself yourselves did does done name named
-    many much one ones""".split()
-)
+# the word-level helpers live a floor down, shared with index-time analysis; re-exported for the roles
+from hoprag.ingest.text import STOPWORDS, content_tokens, fold, tokens
 
-_TOKEN = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*", re.UNICODE)
+__all__ = ["STOPWORDS", "Analyzer", "content_tokens", "fold", "sentences_with_offsets", "tokens"]
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])([\"')\]]*)\s+(?=[\"'(\[]?[A-Z0-9\u00C0-\u024F])")
-
-
-@lru_cache(maxsize=1 << 16)
-def fold(text: str) -> str:
-    """Lowercase and strip accents, so 'Pál Gábor' and 'Pal Gabor' compare equal.
-
-    Cached: the same passages are folded again at every hop and by every role."""
-    if text.isascii():
-        return text.lower()
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
-
-
-def tokens(text: str) -> list[str]:
-    """Folded word tokens."""
-    return _TOKEN.findall(fold(text))
-
-
-def content_tokens(text: str) -> list[str]:
-    """Folded tokens without stopwords, in order (duplicates kept)."""
-    return [t for t in tokens(text) if t not in STOPWORDS]
 
 
 def sentences_with_offsets(text: str) -> list[tuple[int, int]]:
