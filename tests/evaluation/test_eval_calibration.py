@@ -107,9 +107,9 @@ def test_offline_judge_on_the_enterprise_set_gets_a_real_kappa_with_a_ci(tmp_pat
     assert calibrate(CASES, resamples=200)["overall"] == overall
 
 
-def test_only_the_offline_judge_can_be_calibrated() -> None:
+def test_only_the_offline_judge_and_a_served_model_can_be_calibrated() -> None:
     with pytest.raises(ConfigError, match="--llm offline"):
-        calibrate(CASES, llm="openai:some-model")
+        calibrate(CASES, llm="llamacpp:some-model.gguf")
 
 
 def _policy(tmp_path: Path, body: str) -> Path:

@@ -38,14 +38,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from hoprag.datasets.schema import Case
 from hoprag.errors import ConfigError, InputError
 from hoprag.evaluation.answers import best_f1, normalize, rules_for
 from hoprag.evaluation.attribution import TokenContainmentJudge
-from hoprag.files import read_text
-from hoprag.jsonl import parse_json, read_jsonl_dicts
+from hoprag.jsonl import read_jsonl_dicts
 
 TASKS = ("claim_support", "faithfulness", "answer_equivalence")
 FORMAT_VERSION = 1
@@ -271,63 +270,94 @@ class OfflineGrader:
             return best_f1(example.claim, case.answers, rules_for(case)) >= self.threshold
         return bool(self.containment.judge(example.claim, example.evidence).supported)
 
+    def identity(self) -> dict[str, Any]:
+        return {"llm": "offline", "model_id": self.model_id, "prompt_version": self.prompt_version}
 
-def make_grader(llm: str) -> OfflineGrader:
-    if llm != "offline":
+
+class Grader(Protocol):
+    """What :func:`calibrate` grades with: one identity, one verdict per example."""
+
+    model_id: str
+    prompt_version: str
+
+    def identity(self) -> dict[str, Any]: ...
+
+    def grade(self, example: Example, case: Case) -> bool: ...
+
+
+GRADERS = "offline | openai:MODEL"
+
+
+def check_grader_spec(llm: str) -> None:
+    """Refuse a grader spec that cannot be calibrated before any file is read or server called."""
+    from hoprag.llm.settings import backend_kind
+
+    if backend_kind(llm) not in ("offline", "openai"):
         raise ConfigError(
-            f"--llm {llm!r}: only the offline deterministic judge can be calibrated so far; "
-            "pass --llm offline (the default)"
+            f"--llm {llm!r}: the graders that can be calibrated are the offline deterministic judge and a model "
+            "on an OpenAI-compatible server; pass --llm offline (the default) or --llm openai:MODEL --base-url URL"
         )
-    return OfflineGrader()
+
+
+def make_grader(llm: str, settings: Any = None, *, seed: int = 0) -> Any:
+    """The offline grader, or a :class:`~hoprag.evaluation.model_judge.ModelGrader` for ``openai:MODEL``
+    (``settings``: an :class:`~hoprag.llm.settings.LLMSettings`; the server is asked for its models)."""
+    check_grader_spec(llm)
+    if llm.strip() == "offline":
+        return OfflineGrader()
+    from hoprag.evaluation.model_judge import ModelGrader
+    from hoprag.llm.settings import LLMSettings
+
+    return ModelGrader.connect(llm, settings or LLMSettings(), seed=seed)
 
 
 def calibrate(cases: list[Case], human: list[dict[str, Any]] | None = None, *, llm: str = "offline",
-              resamples: int = 1000, seed: int = 42) -> dict[str, Any]:
-    """Grade every example and report agreement with the human labels (the calibration record)."""
-    grader = make_grader(llm)
+              grader: Grader | None = None, resamples: int = 1000, seed: int = 42) -> dict[str, Any]:
+    """Grade every example and report agreement with the human labels (the calibration record).
+
+    An example the grader gives no verdict for (:class:`~hoprag.evaluation.model_judge.GraderFailure`)
+    is counted and listed under ``grader_failures`` and left out of the agreement figures.
+    """
+    from hoprag.evaluation.model_judge import GraderFailure
+
     built = build_examples(cases, human)
     if not built.examples:
         raise InputError("no calibration examples: no case has an accepting adjudication",
                          fix="add 'adjudication' entries to the cases or pass a judgments JSONL")
+    grader = grader or make_grader(llm, seed=seed)
     by_id = {c.case_id: c for c in cases}
-    verdicts = [grader.grade(e, by_id[e.case_id]) for e in built.examples]
+    graded: list[tuple[Example, bool]] = []
+    failures: list[dict[str, Any]] = []
+    for e in built.examples:
+        try:
+            graded.append((e, grader.grade(e, by_id[e.case_id])))
+        except GraderFailure as exc:
+            failures.append({"case_id": e.case_id, "item": e.item, "task": e.task, "reason": exc.reason,
+                             "reply": exc.reply})
+    if not graded:
+        raise InputError(f"the grader gave no verdict on any of the {len(built.examples)} examples "
+                         f"(first failure: {failures[0]['reason']})",
+                         fix="use a model that answers yes or no, or check the server's log")
     result: dict[str, Any] = {
         "version": FORMAT_VERSION,
-        "judge": {"llm": llm, "model_id": grader.model_id, "prompt_version": grader.prompt_version},
+        "judge": grader.identity(),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "examples_digest": built.digest,
+        "examples": len(built.examples),
         "seed": seed,
         "resamples": resamples,
-        "overall": agreement([e.label for e in built.examples], verdicts, resamples=resamples, seed=seed).to_json(),
+        "overall": agreement([e.label for e, _ in graded], [v for _, v in graded], resamples=resamples,
+                             seed=seed).to_json(),
         "tasks": {},
+        "grader_failures": {"count": len(failures), "items": failures},
         "skipped_cases": list(built.skipped_cases),
         "contested": list(built.contested),
-        "disagreements": [f"{e.case_id}/{e.item}" for e, v in zip(built.examples, verdicts) if v != e.label],
+        "disagreements": [f"{e.case_id}/{e.item}" for e, v in graded if v != e.label],
     }
     for task in TASKS:
-        pairs = [(e.label, v) for e, v in zip(built.examples, verdicts) if e.task == task]
+        pairs = [(e.label, v) for e, v in graded if e.task == task]
         if pairs:
             human_l, judge_l = zip(*pairs)
             result["tasks"][task] = agreement(human_l, judge_l, resamples=resamples, seed=seed).to_json()
+            result["tasks"][task]["grader_failures"] = sum(1 for f in failures if f["task"] == task)
     return result
-
-
-def load_calibration(path: str | Path) -> dict[str, Any]:
-    """Read a calibration record written by ``hoprag judge calibrate --out``."""
-    text = read_text(path, "calibration file")
-    fix = "write it with hoprag judge calibrate CASES --out FILE"
-    data = parse_json(text, source=str(path), fix=fix, what="calibration file")
-    if not isinstance(data, dict) or not isinstance(data.get("judge"), dict) or "examples_digest" not in data \
-            or not isinstance(data.get("overall"), dict):
-        raise InputError("not a calibration record (needs 'judge', 'overall' and 'examples_digest')",
-                         source=str(path), fix=fix)
-    return data
-
-
-def calibration_meta(record: dict[str, Any]) -> dict[str, Any]:
-    """What a metric's meta records about its judge's calibration."""
-    overall = record["overall"]
-    return {"judge_model_id": record["judge"].get("model_id"), "judge_prompt_version": record["judge"].get("prompt_version"),
-            "calibration_digest": record["examples_digest"], "calibration_kappa": overall.get("kappa"),
-            "calibration_kappa_ci95": overall.get("kappa_ci95"), "calibration_n": overall.get("n"),
-            "calibration_date": record.get("date")}

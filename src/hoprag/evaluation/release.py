@@ -173,7 +173,8 @@ def judge_metrics(policy: Policy) -> list[str]:
 
 def judge_calibration(policy: Policy, *, allow_uncalibrated: bool = False) -> dict[str, Any] | None:
     """The calibration meta of the judge behind the policy's judge metrics; refuse when it has none."""
-    from hoprag.evaluation.calibration import OfflineGrader, calibration_meta, load_calibration
+    from hoprag.evaluation.calibration import OfflineGrader
+    from hoprag.evaluation.calibration_record import calibration_meta, load_calibration
 
     gated = judge_metrics(policy)
     ref = policy.raw.get("calibration")

@@ -122,9 +122,12 @@ class OpenAICompatLLM(LLM):
         timeout: float | None = DEFAULT_TIMEOUT,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         json_mode: str = "auto",
+        seed: int | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(model, timeout=timeout, **kwargs)
+        #: sent as the request's ``seed`` when set (servers that sample honour it; a grader pins it)
+        self.seed = seed
         if connect_timeout <= 0:
             raise ConfigError(f"connect_timeout must be positive seconds, got {connect_timeout}")
         self.connect_timeout = connect_timeout
@@ -178,6 +181,8 @@ class OpenAICompatLLM(LLM):
             "max_tokens": max_tokens,
             "temperature": temperature,
         }
+        if self.seed is not None:
+            body["seed"] = self.seed
         with self._level_lock:
             first_level = level = self._json_level
         while True:
