@@ -50,13 +50,29 @@ def register(app: typer.Typer) -> None:
         out_file: Path = typer.Option(..., "--out", help="TREC qrels to write (judgments kept in OUT.judgments.jsonl)"),
         conflict: str = typer.Option("majority", "--conflict",
                                      help="grade of a pair labellers disagree on: majority (tie: higher) | max"),
+        cases_out: Optional[Path] = typer.Option(
+            None, "--cases-out", help="also write a cases JSONL where each relevant judged document is a fact "
+            "(span = the quoted passage or the whole document; labeller and time kept in metadata)"),
+        cases_file: Optional[Path] = typer.Option(
+            None, "--cases", help="with --cases-out: the cases the pool was built from, kept whole with the facts added"),
     ) -> None:
-        """Turn judgments on a pool into TREC qrels, reporting pairs whose labellers disagree."""
+        """Turn judgments on a pool into TREC qrels (and case facts), reporting pairs whose labellers disagree."""
+        from hoprag.errors import ConfigError
         from hoprag.evaluation.pools import import_judgments
 
-        result = import_judgments(pool_dir, judgments_file, out_file, rule=conflict)
+        if cases_file is not None and cases_out is None:
+            raise ConfigError("--cases is only read with --cases-out; add --cases-out FILE or drop --cases")
+        cases = None
+        if cases_file is not None:
+            from hoprag.datasets.schema import load_cases
+
+            cases = load_cases(cases_file)
+        result = import_judgments(pool_dir, judgments_file, out_file, rule=conflict, cases_out=cases_out, cases=cases)
         out.print(f"{result.judgments} judgments on {result.judged_pairs} of {result.pool_pairs} pooled pairs → "
                   f"{escape(str(result.qrels_path))} (with labeller and time: {escape(str(result.judgments_path))})")
+        if result.cases_path is not None:
+            out.print(f"{result.cases_written} case(s) with their relevant judged documents as facts → "
+                      f"{escape(str(result.cases_path))} (check them: hoprag audit {escape(str(result.cases_path))} CORPUS)")
         if result.unjudged:
             err.print(f"[yellow]warning:[/] {len(result.unjudged)} pooled pair(s) have no judgment, e.g. "
                       + ", ".join(f"{c}/{d}" for c, d in result.unjudged[:5]))

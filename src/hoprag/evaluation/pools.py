@@ -196,6 +196,14 @@ class Judgment:
     grade: int
     labeller: str
     time: str
+    #: the passage of the document that makes it relevant, quoted by the labeller (optional)
+    passage: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        if self.passage is None:
+            del data["passage"]
+        return data
 
 
 def _field(obj: dict[str, Any], name: str, kind: type, *, source: str, line: int) -> Any:
@@ -213,7 +221,8 @@ def _field(obj: dict[str, Any], name: str, kind: type, *, source: str, line: int
 
 
 def read_judgments(path: str | Path) -> list[Judgment]:
-    """Judgments JSONL, one ``{case_id, doc_id, grade, labeller, time}`` object per line."""
+    """Judgments JSONL, one ``{case_id, doc_id, grade, labeller, time}`` object per line (``passage``
+    optional: the text of the document the labeller found relevant, quoted exactly)."""
     source = str(path)
     judgments = []
     for line, obj in read_jsonl_dicts(path, "judgments file", allow_empty=False):
@@ -221,7 +230,9 @@ def read_judgments(path: str | Path) -> list[Judgment]:
         judgments.append(Judgment(case_id=case_id, doc_id=doc_id,
                                   grade=_field(obj, "grade", int, source=source, line=line),
                                   labeller=_field(obj, "labeller", str, source=source, line=line),
-                                  time=_field(obj, "time", str, source=source, line=line)))
+                                  time=_field(obj, "time", str, source=source, line=line),
+                                  passage=_field(obj, "passage", str, source=source, line=line)
+                                  if obj.get("passage") is not None else None))
     return judgments
 
 
@@ -265,6 +276,9 @@ class JudgmentImport:
     pool_pairs: int
     unjudged: tuple[tuple[str, str], ...]
     conflicts: tuple[dict[str, Any], ...]
+    #: the cases file with the relevant judgments as facts, when asked for, and how many cases it holds
+    cases_path: Path | None = None
+    cases_written: int = 0
 
 
 def _pool_pairs(pool_dir: Path) -> set[tuple[str, str]]:
@@ -285,11 +299,14 @@ def _pool_pairs(pool_dir: Path) -> set[tuple[str, str]]:
 
 
 def import_judgments(
-    pool_dir: str | Path, judgments_file: str | Path, out: str | Path, *, rule: str = "majority"
+    pool_dir: str | Path, judgments_file: str | Path, out: str | Path, *, rule: str = "majority",
+    cases_out: str | Path | None = None, cases: Sequence[Any] | None = None,
 ) -> JudgmentImport:
     """Judgments on a pool → TREC qrels at ``out`` plus ``<out>.judgments.jsonl`` (labeller and time kept).
 
     A judgment for a (case, document) that is not in the pool is refused: it was not labelled blind.
+    With ``cases_out``, the relevant judgments also become case facts (:mod:`hoprag.evaluation.pool_facts`),
+    added to ``cases`` when given, written there as a cases JSONL.
     """
     from hoprag.trec import write_qrels
 
@@ -308,10 +325,22 @@ def import_judgments(
     out = Path(out)
     if out.is_dir():
         raise InputError("--out is a directory", source=str(out), fix="give --out a file path for the qrels")
+    judged_cases: list[Any] = []
+    if cases_out is not None:
+        from hoprag.evaluation.pool_facts import judged_cases as to_cases, read_annotation
+
+        if Path(cases_out).is_dir():
+            raise InputError("--cases-out is a directory", source=str(cases_out),
+                             fix="give --cases-out a file path for the cases JSONL")
+        judged_cases = to_cases(judgments, qrels, read_annotation(pool_dir), cases=cases, source=str(judgments_file))
     write_qrels(out, qrels)
     kept = out.with_name(out.name + ".judgments.jsonl")
-    _write_lines(kept, [json.dumps(asdict(j), ensure_ascii=False) + "\n" for j in judgments])
+    _write_lines(kept, [json.dumps(j.to_json(), ensure_ascii=False) + "\n" for j in judgments])
+    if cases_out is not None:
+        Path(cases_out).parent.mkdir(parents=True, exist_ok=True)
+        _write_lines(Path(cases_out), [c.to_json() + "\n" for c in judged_cases])
     judged = {(case, doc) for case, docs in qrels.items() for doc in docs}
     return JudgmentImport(qrels_path=out, judgments_path=kept, judgments=len(judgments), judged_pairs=len(judged),
                           pool_pairs=len(pairs), unjudged=tuple(sorted(pairs - judged)),
-                          conflicts=tuple(conflicts))
+                          conflicts=tuple(conflicts), cases_path=Path(cases_out) if cases_out is not None else None,
+                          cases_written=len(judged_cases))
