@@ -100,7 +100,10 @@ def import_cmd(
 @app.command("index")
 def index_cmd(
     corpora: list[Path] = typer.Argument(..., help="corpus files (.jsonl/.json) or folders of .md/.txt"),
-    out_dir: Path = typer.Option(..., "--out", help="index directory to write"),
+    out_dir: Optional[Path] = typer.Option(None, "--out", help="index directory to write"),
+    store: Optional[str] = typer.Option(
+        None, "--store", help="build into PostgreSQL instead of --out: postgresql://USER@HOST/DB?index=NAME"
+    ),
     chunk_size: int = typer.Option(1200, "--chunk-size", min=50, help="maximum characters per chunk (≥ 50)"),
     overlap: int = typer.Option(150, "--overlap", min=0, help="characters of trailing sentences repeated in the next chunk (< --chunk-size)"),
     dense: bool = typer.Option(False, "--dense/--no-dense", help="also embed every chunk for dense and hybrid retrieval"),
@@ -113,10 +116,18 @@ def index_cmd(
     from hoprag.index.store import IndexConfig, build_index
     from hoprag.progress import staged_progress
 
-    if overlap >= chunk_size:
-        from hoprag.errors import ConfigError
+    from hoprag.errors import ConfigError
 
+    if overlap >= chunk_size:
         raise ConfigError(f"--overlap ({overlap}) must be smaller than --chunk-size ({chunk_size}); lower --overlap")
+    if out_dir is None and store is None:
+        raise ConfigError("give where the index goes: --out DIR (a local index) or --store postgresql://… (PostgreSQL)")
+    if out_dir is not None and store is not None:
+        raise ConfigError("give --out DIR or --store postgresql://…, not both: an index is built in one place")
+    if store is not None:
+        from hoprag.index.pg_schema import parse_target
+
+        parse_target(store)  # a bad URL or index name is refused before the corpus is read
     documents = load_corpora(corpora)
     config = IndexConfig(
         chunk=ChunkConfig(max_chars=chunk_size, overlap_chars=overlap),
@@ -124,17 +135,23 @@ def index_cmd(
         embedder=_check_choice(embedder, EMBEDDER_NAMES, "embedder"),
     )
     with staged_progress("index", quiet=quiet) as progress:
-        manifest = build_index(documents, out_dir, config, progress=progress)
+        if store is not None:
+            from hoprag.index.pg_build import build_pg_index
+            from hoprag.index.pg_schema import display_url
+
+            manifest, where = build_pg_index(documents, store, config, progress=progress), display_url(store)
+        else:
+            manifest, where = build_index(documents, out_dir, config, progress=progress), str(out_dir)
     vectors = f", {manifest.dense.dim}-d {manifest.dense.embedder} vectors" if manifest.dense else ""
     out.print(
-        f"indexed {manifest.document_count} documents as {manifest.chunk_count} chunks{vectors} → {out_dir} "
+        f"indexed {manifest.document_count} documents as {manifest.chunk_count} chunks{vectors} → {where} "
         f"(artifact {manifest.artifact_id}, config {manifest.config_hash})"
     )
 
 
 @app.command("search")
 def search_cmd(
-    index_dir: Path = typer.Argument(..., help="index directory"),
+    index_dir: str = typer.Argument(..., help="index directory, or a postgresql://…?index=NAME URL"),
     query: str = typer.Argument(...),
     k: int = typer.Option(10, "-k", "--k", min=1, max=10_000, help="number of hits"),
     mode: str = typer.Option("bm25", "--mode", help="retrieval: bm25 | dense | hybrid (dense needs `hoprag index --dense`)"),
@@ -144,11 +161,11 @@ def search_cmd(
     acl_levels: Optional[str] = ACL_LEVELS_OPT,
 ) -> None:
     """Ranked hits for a query (with --clearance: only documents the caller may see, still k of them)."""
-    from hoprag.index.store import load_index
+    from hoprag.index.open import open_index
     from hoprag.render import hits_table
 
     query = check_question(query, "query")
-    index = load_index(index_dir)
+    index = open_index(index_dir)
     retriever = index.retriever(_check_choice(mode, MODES, "mode"), fusion=_check_choice(fusion, FUSIONS, "fusion"))
     hits = retriever.retrieve(query, k, clearance=caller_clearance(clearance, acl_levels))
     if as_json:
@@ -196,7 +213,7 @@ def _make_engine(engine, index, *, k, mode, llm, planner_llm, synth_llm, rerank,
 @app.command("ask")
 def ask_cmd(
     ctx: typer.Context,
-    index_dir: Path = typer.Argument(..., help="index directory"),
+    index_dir: str = typer.Argument(..., help="index directory, or a postgresql://…?index=NAME URL"),
     question: str = typer.Argument(...),
     engine: str = ENGINE_OPT,
     k: Optional[int] = K_OPT,
@@ -220,7 +237,7 @@ def ask_cmd(
     acl_levels: Optional[str] = ACL_LEVELS_OPT,
 ) -> None:
     """Answer one question, then show the evidence trail hop by hop."""
-    from hoprag.index.store import load_index
+    from hoprag.index.open import open_index
     from hoprag.render import trace_report
 
     def progress(stage: str, hop: int, detail: str) -> None:
@@ -233,7 +250,7 @@ def ask_cmd(
         ctx, engine, llm, planner_llm, synth_llm, base_url=base_url, api_key=api_key, llm_timeout=llm_timeout,
         llm_retries=llm_retries, n_ctx=n_ctx, llm_budget=llm_budget, strict_llm=strict_llm,
     )
-    index = load_index(index_dir)
+    index = open_index(index_dir)
     runner = _make_engine(
         engine, index, k=k, mode=mode, **specs, rerank=rerank, llm_settings=settings, on_event=progress,
         fusion=fusion, clearance=caller_clearance(clearance, acl_levels),
@@ -252,7 +269,7 @@ def ask_cmd(
 @app.command("run")
 def run_cmd(
     ctx: typer.Context,
-    index_dir: Path = typer.Argument(..., help="index directory"),
+    index_dir: str = typer.Argument(..., help="index directory, or a postgresql://…?index=NAME URL"),
     cases_file: Path = typer.Argument(..., help="cases.jsonl (only the questions reach the engine)"),
     out_file: Path = typer.Option(..., "--out", help="traces JSONL, appended as the run goes"),
     engine: str = ENGINE_OPT,
@@ -286,7 +303,7 @@ def run_cmd(
 ) -> None:
     """Answer every case's question and write one Trace per case."""
     from hoprag.datasets.schema import load_cases
-    from hoprag.index.store import load_index
+    from hoprag.index.open import open_index
     from hoprag.pipeline.runner import questions_from_cases, run_questions
     from hoprag.progress import progress_bar
 
@@ -295,7 +312,7 @@ def run_cmd(
         ctx, engine, llm, planner_llm, synth_llm, base_url=base_url, api_key=api_key, llm_timeout=llm_timeout,
         llm_retries=llm_retries, n_ctx=n_ctx, llm_budget=llm_budget, strict_llm=strict_llm,
     )
-    index = load_index(index_dir)
+    index = open_index(index_dir)
     runner = _make_engine(
         engine, index, k=k, mode=mode, **specs, rerank=rerank, llm_settings=settings, fusion=fusion,
         clearance=caller_clearance(clearance, acl_levels),

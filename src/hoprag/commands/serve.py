@@ -27,7 +27,7 @@ def is_loopback(host: str) -> bool:
 def register(app: typer.Typer) -> None:
     @app.command("serve")
     def serve_cmd(
-        index_dir: Path = typer.Argument(..., help="index directory"),
+        index_dir: str = typer.Argument(..., help="index directory, or a postgresql://…?index=NAME URL"),
         store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
         host: str = typer.Option("127.0.0.1", "--host", help="address to bind (non-loopback needs --tokens)"),
         port: int = typer.Option(8000, "--port", min=1, max=65535, help="TCP port"),
@@ -78,6 +78,6 @@ def register(app: typer.Typer) -> None:
                       f"'{state.config.clearance}' clearance of callers without a token"
                       + (" (documents without an acl class count as "
                          f"'{state.policy.unlabelled}'; --unlabelled public shows them)" if state.policy.unlabelled != "public" else ""))
-        err.print(f"hoprag serving {index_dir} on http://{host}:{port}/ · feedback → run {state.store.feedback_run} "
+        err.print(f"hoprag serving {state.index.directory} on http://{host}:{port}/ · feedback → run {state.store.feedback_run} "
                   f"· store {state.store.store.display_url}")
         uvicorn.run(application, host=host, port=port, access_log=False, log_level="warning")

@@ -56,12 +56,25 @@ def build_pg_index(
 ) -> IndexManifest:
     """Chunk, tokenise, (with ``config.dense``) embed and load ``documents`` into the index ``url``."""
     config = config or IndexConfig()
+    if getattr(config, "graph", False):  # the entity graph is a local-index artifact; this store keeps none
+        config = config.model_copy(update={"graph": False})
     if config.bm25.method != "lucene":
         raise ConfigError(
             f"the PostgreSQL index ranks with BM25 'lucene' only, not '{config.bm25.method}'; "
             "use the default method or a local index (--out DIR)"
         )
     target = parse_target(url)
+    pool = Connections(target)
+    with pool.borrow() as conn:  # an unreachable server is reported before the corpus is chunked and embedded
+        conn.execute("SELECT 1")
+    try:
+        return _build(documents, target, pool, config, progress)
+    finally:
+        pool.close()
+
+
+def _build(documents: Iterable[Document], target: PgTarget, pool: Connections, config: IndexConfig,
+           progress: Progress | None) -> IndexManifest:
     docs = _checked(list(documents), target)
     chunks: list[Chunk] = []
     for i, doc in enumerate(docs, start=1):
@@ -111,12 +124,8 @@ def build_pg_index(
         dense=dense_info,
         acl_classes=acl_counts(docs),
     )
-    pool = Connections(target)
-    try:
-        with pool.borrow() as conn:
-            _load(conn, target, manifest, docs, chunks, counts, vocab, lengths, vectors, progress)
-    finally:
-        pool.close()
+    with pool.borrow() as conn:
+        _load(conn, target, manifest, docs, chunks, counts, vocab, lengths, vectors, progress)
     return manifest
 
 
@@ -193,7 +202,7 @@ def _copy_rows(conn: Any, s: str, manifest: IndexManifest, docs: list[Document],
         for i, c in enumerate(chunks):
             row: tuple[Any, ...] = (i, c.id, doc_pos[c.doc_id], c.doc_id, c.start, c.end, c.index, c.text, lengths[i])
             if vectors is not None:
-                row += ("[" + ",".join(repr(float(x)) for x in vectors[i]) + "]",)
+                row += ("[" + ",".join(map(repr, vectors[i].tolist())) + "]",)
             copy.write_row(row)
     df: Counter[str] = Counter()
     for tf in counts:

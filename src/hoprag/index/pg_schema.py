@@ -70,7 +70,7 @@ def display_url(url: str) -> str:
             userinfo = userinfo.split(":", 1)[0] + ":***"
         netloc = f"{userinfo}@{host}"
     query = [(k, "***" if k.lower() == "password" else v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
-    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query, safe="/:"), ""))
+    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query, safe="/:*"), ""))
 
 
 @dataclass(frozen=True)

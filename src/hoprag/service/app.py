@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,7 +32,7 @@ class ServiceConfig(BaseModel):
     """What ``hoprag serve`` starts with."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
-    index_dir: Path
+    index_dir: Union[Path, str] = Field(description="index directory, or a postgresql://…?index=NAME URL")
     store: Optional[str] = Field(None, description="run store URL (default $HOPRAG_STORE or .hoprag/hoprag.db)")
     tokens: Optional[Path] = Field(None, description="tokens.yaml; without it every caller is local and may write")
     clearance: str = Field("public", description="clearance of callers without a token")
@@ -106,7 +106,7 @@ class ServiceState:
 
 def _load_state(config: ServiceConfig) -> ServiceState:
     from hoprag.acl import ClearancePolicy
-    from hoprag.index.store import load_index
+    from hoprag.index.open import is_pg_url, open_index
     from hoprag.service.engines import EnginePool
     from hoprag.service.records import ServiceStore
     from hoprag.service.tokens import load_tokens
@@ -114,10 +114,11 @@ def _load_state(config: ServiceConfig) -> ServiceState:
 
     policy = ClearancePolicy(unlabelled=config.unlabelled)
     config = config.model_copy(update={"clearance": policy.parse(config.clearance)})
-    index = load_index(config.index_dir)
+    index = open_index(config.index_dir)
     tokens = load_tokens(config.tokens, policy) if config.tokens is not None else None
     artifact = index.manifest.artifact_id
-    run_id = config.run_id or _stamped_run(Path(config.index_dir)) or f"serve-{artifact[:12]}"
+    stamped = None if is_pg_url(config.index_dir) else _stamped_run(Path(config.index_dir))
+    run_id = config.run_id or stamped or f"serve-{artifact[:12]}"
     store = ServiceStore(RunStore(config.store), trace_run=f"serve-{artifact[:12]}", feedback_run=run_id,
                          artifact_id=artifact)
     timeout = float(config.llm_options.get("timeout") or min(config.request_timeout, 20.0))

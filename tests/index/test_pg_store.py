@@ -1,0 +1,152 @@
+"""The PostgreSQL index store on its own: URLs, errors that hide the password, atomic rebuilds, HNSW
+recall on the bundled HotpotQA sample, and the CLI taking a URL wherever it takes an index."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from hoprag.cli import main
+from hoprag.datasets.importers import import_dataset
+from hoprag.errors import ConfigError, EmptyCorpusError, IndexLoadError
+from hoprag.index import pg_build
+from hoprag.index.open import is_pg_url, open_index
+from hoprag.index.pg_build import build_pg_index
+from hoprag.index.pg_schema import display_url, parse_target
+from hoprag.index.store import IndexConfig
+from hoprag.ingest.loaders import load_corpora
+
+pytestmark = pytest.mark.integration
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+DEAD = "postgresql://hoprag:s3cret-pw@127.0.0.1:9/nowhere?index=x"
+
+
+@pytest.fixture(scope="module")
+def database(pg_server: object) -> str:
+    import psycopg
+
+    base = pg_server.get_uri()  # type: ignore[attr-defined]
+    name = f"pgstore_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return base.replace("/postgres?", f"/{name}?", 1)
+
+
+def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    try:
+        main(argv)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 2
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_urls_parse_into_a_connection_an_index_name_and_a_schema() -> None:
+    target = parse_target("postgresql://u:pw@db.example:5433/rag?sslmode=require&index=hotpot")
+    assert target.name == "hotpot" and target.schema == "hoprag_idx_hotpot"
+    assert target.conninfo == "postgresql://u:pw@db.example:5433/rag?sslmode=require"
+    assert target.display == "postgresql://u:***@db.example:5433/rag?sslmode=require&index=hotpot"
+    assert parse_target("postgres://u@h/db").name == "default"
+    assert display_url("postgresql://h/db?password=hunter2&index=a") == "postgresql://h/db?password=***&index=a"
+    assert is_pg_url("postgres://h/db") and is_pg_url("postgresql://h/db") and not is_pg_url("postgresql-index")
+    with pytest.raises(ConfigError, match="index name 'Bad-Name'.*lowercase"):
+        parse_target("postgresql://u:pw@h/db?index=Bad-Name")
+
+
+def test_a_dead_url_is_one_clear_error_without_the_password() -> None:
+    with pytest.raises(IndexLoadError) as caught:
+        open_index(DEAD)
+    message = str(caught.value)
+    assert "cannot reach the PostgreSQL index at postgresql://hoprag:***@127.0.0.1:9/nowhere" in message
+    assert "Fix: start the server" in message
+    assert "s3cret-pw" not in message
+
+
+def test_the_cli_reports_a_dead_url_without_a_traceback_or_the_password(capsys, tmp_path: Path) -> None:
+    corpus = DATA / "enterprise" / "corpus.jsonl"
+    for argv in (["search", DEAD, "retention"], ["index", str(corpus), "--store", DEAD, "-q"],
+                 ["ask", DEAD, "What is KP-214?"], ["run", DEAD, str(DATA / "enterprise" / "cases.jsonl"),
+                                                     "--out", str(tmp_path / "t.jsonl"), "-q"]):
+        code, out, err = run_cli(argv, capsys)
+        assert code == 2, argv
+        assert "cannot reach the PostgreSQL index" in out + err
+        assert "s3cret-pw" not in out + err and "Traceback" not in out + err
+
+
+def test_a_missing_index_names_the_command_that_builds_it(database: str) -> None:
+    with pytest.raises(IndexLoadError, match="no index named 'absent'.*hoprag index CORPUS --store"):
+        open_index(database + "&index=absent")
+
+
+def test_a_rebuild_replaces_the_index_and_a_failed_one_leaves_it(database: str, monkeypatch) -> None:
+    url = database + "&index=rebuilt"
+    docs = load_corpora([DATA / "enterprise" / "corpus.jsonl"])
+    first = build_pg_index(docs[:10], url)
+    second = build_pg_index(docs[10:20], url)
+    index = open_index(url)
+    assert index.manifest.artifact_id == second.artifact_id != first.artifact_id
+    assert sorted(index.documents) == sorted(d.id for d in docs[10:20])
+    index.close()
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(pg_build, "_copy_rows", broken)
+    with pytest.raises(RuntimeError, match="disk full"):
+        build_pg_index(docs, url)
+    monkeypatch.undo()
+    index = open_index(url)
+    assert index.manifest.artifact_id == second.artifact_id
+    with index.pool.borrow() as conn:
+        schemas = {r[0] for r in conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'hoprag_idx_%'")}
+    assert "hoprag_idx_rebuilt__stage" not in schemas
+    index.close()
+    with pytest.raises(EmptyCorpusError):
+        build_pg_index([], url)
+    with pytest.raises(ConfigError, match="BM25 'lucene' only"):
+        build_pg_index(docs, url, IndexConfig(bm25={"method": "atire"}))
+
+
+@pytest.mark.slow
+def test_hnsw_recall_at_10_against_exact_on_the_hotpotqa_sample(database: str) -> None:
+    """Every paragraph of the bundled HotpotQA sample (109 questions), static embedder."""
+    result = import_dataset("hotpotqa", sorted((DATA / "hotpotqa").glob("*.json")))
+    url = database + "&index=hotpot"
+    manifest = build_pg_index(result.documents, url, IndexConfig(dense=True, embedder="static"))
+    assert manifest.chunk_count > 900
+    index = open_index(url)
+    exact, hnsw = index.dense(backend="exact"), index.dense()
+    recalls = []
+    for case in result.cases:
+        for level in (None, "internal"):
+            want = {h.chunk_id for h in exact.retrieve(case.query, 10, clearance=level)}
+            got = {h.chunk_id for h in hnsw.retrieve(case.query, 10, clearance=level)}
+            recalls.append(len(want & got) / len(want))
+    assert sum(recalls) / len(recalls) >= 0.95
+    index.close()
+
+
+def test_index_search_ask_and_run_take_the_url(database: str, capsys, tmp_path: Path) -> None:
+    url = database + "&index=cli"
+    corpus, cases = DATA / "enterprise" / "corpus.jsonl", DATA / "enterprise" / "cases.jsonl"
+    code, out, _ = run_cli(["index", str(corpus), "--store", url, "-q"], capsys)
+    assert code == 0 and "indexed 36 documents" in out and "hoprag_idx" not in out
+    code, out, _ = run_cli(["search", url, "Project Orion retention", "--json", "-k", "3", "--clearance", "public"], capsys)
+    hits = json.loads(out)
+    assert code == 0 and len(hits) == 3 and all(h["retriever"] == "bm25" for h in hits)
+    code, out, _ = run_cli(["ask", url, "What is KP-214?", "--json"], capsys)
+    assert code == 0 and json.loads(out)["case_id"] == "ask"
+    code, out, _ = run_cli(["run", url, str(cases), "--out", str(tmp_path / "t.jsonl"), "-q", "--k", "5"], capsys)
+    assert code == 0, out
+    rows = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text(encoding="utf-8").splitlines()]
+    traces = [r for r in rows if "hoprag_traces" not in r]  # the first line is the run's header
+    assert len(traces) == 16 and all(t["steps"] for t in traces)
+    code, out, err = run_cli(["search", url, "retention", "--mode", "dense"], capsys)
+    assert code == 2 and "built without dense vectors" in out + err
+    code, out, err = run_cli(["index", str(corpus), "--store", url, "--out", str(tmp_path / "ix")], capsys)
+    assert code == 2 and "not both" in out + err
