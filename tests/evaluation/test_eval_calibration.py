@@ -158,3 +158,64 @@ def test_the_example_policy_names_a_calibration_that_loads() -> None:
 
     meta = judge_calibration(load_policy(ROOT / "examples" / "release-policy.yaml"))
     assert meta is not None and meta["calibration_kappa"] is not None
+
+
+def test_eval_records_the_judge_calibration_in_every_judged_metric_meta(tmp_path: Path) -> None:
+    import hashlib
+
+    runner = CliRunner()
+    calibration = tmp_path / "calibration.json"
+    assert runner.invoke(app, ["judge", "calibrate", str(CASES_FILE), "--out", str(calibration),
+                               "--resamples", "100"]).exit_code == 0
+    record = json.loads(calibration.read_text(encoding="utf-8"))
+    res = runner.invoke(app, ["eval", str(CASES_FILE), str(TRACES), "--judge-calibration", str(calibration),
+                              "--json", str(tmp_path / "eval.json")])
+    assert res.exit_code == 0, res.output
+    meta = json.loads((tmp_path / "eval.json").read_text(encoding="utf-8"))["metric_meta"]
+    assert set(meta) == {"citation_support", "claim_recall"}
+    cited = meta["citation_support"]
+    assert cited == meta["claim_recall"] and cited["calibration"] == "calibrated"
+    assert cited["judge_model_id"] == "deterministic:token-containment+answer-f1>=0.5"
+    assert cited["judge_prompt_version"] == "v1"
+    assert (cited["calibration_kappa"], cited["calibration_kappa_ci95"], cited["calibration_n"]) == (
+        record["overall"]["kappa"], record["overall"]["kappa_ci95"], record["overall"]["n"])
+    assert cited["calibration_file_sha256"] == "sha256:" + hashlib.sha256(calibration.read_bytes()).hexdigest()[:16]
+    assert cited["calibration_date"] == record["date"] and cited["calibration_digest"] == record["examples_digest"]
+    assert "calibrated: kappa=" in " ".join(res.output.split())
+
+    plain = runner.invoke(app, ["eval", str(CASES_FILE), str(TRACES), "--json", str(tmp_path / "plain.json")])
+    meta = json.loads((tmp_path / "plain.json").read_text(encoding="utf-8"))["metric_meta"]
+    assert meta["citation_support"] == {"calibration": "uncalibrated", "judge_model_id": "deterministic:token-containment",
+                                        "judge_prompt_version": "v1"}
+    assert "is uncalibrated" in " ".join(plain.output.split())
+
+
+def test_eval_refuses_the_calibration_of_another_judge(tmp_path: Path, capsys) -> None:
+    from hoprag.cli import main
+
+    record = calibrate(CASES, resamples=50)
+    other = tmp_path / "model.json"
+    other.write_text(json.dumps({**record, "judge": {"llm": "openai:m", "model_id": "m", "prompt_version": "model-grader-v1"}}),
+                     encoding="utf-8")
+    with pytest.raises(SystemExit) as exited:
+        main(["eval", str(CASES_FILE), str(TRACES), "--judge-calibration", str(other)])
+    said = capsys.readouterr().err
+    assert exited.value.code == 2 and "calibration of judge 'm'" in said and "Traceback" not in said
+
+
+def test_release_checks_of_judge_metrics_carry_the_judge_meta(tmp_path: Path) -> None:
+    record = calibrate(CASES, resamples=100)
+    (tmp_path / "cal.json").write_text(json.dumps(record), encoding="utf-8")
+    runner = CliRunner()
+    for body, expected in (("calibration: cal.json\nmin:\n  citation_support: 0.0\n", "calibrated"),
+                           ("min:\n  citation_support: 0.0\n", "uncalibrated")):
+        policy = _policy(tmp_path, body)
+        extra = [] if expected == "calibrated" else ["--allow-uncalibrated"]
+        res = runner.invoke(app, ["release", str(CASES_FILE), str(TRACES), "--policy", str(policy), *extra,
+                                  "--json", str(tmp_path / "d.json")])
+        assert res.exit_code in (0, 1), res.output
+        decision = json.loads((tmp_path / "d.json").read_text(encoding="utf-8"))
+        (check,) = [c for c in decision["checks"] if c["check"] == "min citation_support"]
+        assert check["judge"]["calibration"] == expected == decision["metric_meta"]["citation_support"]["calibration"]
+        if expected == "calibrated":
+            assert check["judge"]["calibration_kappa"] == record["overall"]["kappa"]

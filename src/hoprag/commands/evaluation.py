@@ -77,29 +77,38 @@ def register(app: typer.Typer) -> None:
             False, "--lenient", help="exclude (and count) unreadable trace lines and a cut-off last line instead of failing"
         ),
         strict: bool = typer.Option(False, "--strict", help="exit 1 on duplicate traces or traces for unknown case ids"),
+        judge_calibration: Optional[Path] = typer.Option(
+            None, "--judge-calibration", help="the judge's calibration record (hoprag judge calibrate --out): its kappa, "
+            "CI, n, file hash and date go into every judged metric's meta (without one the meta says uncalibrated)"),
     ) -> None:
         """Score traces against evidence-chain cases: chain coverage, hop recall, path precision,
         answers and attribution, earliest failure, latency and stopping."""
         from hoprag.datasets.schema import dataset_version
+        from hoprag.evaluation.attribution import TokenContainmentJudge
+        from hoprag.evaluation.calibration_record import judged_metric_meta, load_calibration
         from hoprag.evaluation.chain_eval import evaluate_chains, load_trace_file
         from hoprag.evaluation.runner import read_traces
         from hoprag.render import comparison_table
 
+        judge = TokenContainmentJudge()
+        record = load_calibration(judge_calibration) if judge_calibration is not None else None
+        metric_meta = judged_metric_meta(judge, record, source=str(judge_calibration))
         cases, labels, corpus_ids = cases_and_labels(cases_file, corpus, span_match)
         traces, excluded = load_trace_file(traces_file, strict=not lenient)
         oracle_traces = read_traces(oracle) if oracle is not None else None
         report = evaluate_chains(
             cases, traces, ks=tuple(ks), oracle_traces=oracle_traces, dataset_version=dataset_version(cases_file),
             corpus_ids=corpus_ids, label_report=labels,
-            exclusions=excluded,
+            exclusions=excluded, judge=judge,
         )
-        payload = report.to_json()
+        payload = {**report.to_json(), "metric_meta": metric_meta}
         names = [n for n in payload["aggregate"] if not n.startswith(("n_", "na_"))]
         out.print(comparison_table({traces_file.name: payload["aggregate"]}, names, title=f"evaluation of {traces_file}"))
         failures = payload.get("failures") or {}
         if failures:
             out.print("earliest failures: " + ", ".join(f"{k}={v}" for k, v in failures.items() if v))
         print_label_summary(labels, cases_file, corpus)
+        print_judge_meta(metric_meta)
         write_json(json_out, payload)
         if html_out is not None:
             from hoprag.report.html import write_html
@@ -124,7 +133,8 @@ def register(app: typer.Typer) -> None:
         """The former name of `hoprag eval`, kept so existing scripts run: one command scores traces."""
         err.print("note: `hoprag chain-eval` is `hoprag eval` now (same options); use that")
         eval_cmd(cases_file=cases_file, traces_file=traces_file, ks=ks, json_out=json_out, html_out=html_out,
-                 oracle=oracle, corpus=corpus, span_match=span_match, lenient=lenient, strict=strict)
+                 oracle=oracle, corpus=corpus, span_match=span_match, lenient=lenient, strict=strict,
+                 judge_calibration=None)
 
     @app.command("ablate")
     def ablate_cmd(
@@ -207,7 +217,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Apply a frozen release policy; exit 0 pass, 1 fail (with the reasons)."""
         from hoprag.evaluation.chain_eval import evaluate_chains
-        from hoprag.evaluation.release import decide, judge_calibration, judge_metrics, load_policy, refuse_oracle
+        from hoprag.evaluation.calibration_record import uncalibrated_meta
+        from hoprag.evaluation.release import (
+            JUDGE_METRICS, decide, judge_calibration, judge_metrics, load_policy, refuse_oracle)
         from hoprag.evaluation.runner import read_traces
 
         policy = load_policy(policy_file)
@@ -219,8 +231,11 @@ def register(app: typer.Typer) -> None:
         traces = read_traces(traces_file)
         refuse_oracle(traces)
         report = evaluate_chains(cases, traces, ks=tuple(sorted({2, 5, 10, policy.k})))
-        decision = decide(cases, report, policy)
-        write_json(json_out, {**decision.to_json(), "judge_calibration": calibration})
+        judge = report.config["judge"]
+        judge_meta = calibration or uncalibrated_meta(judge["model_id"], judge["prompt_version"])
+        decision = decide(cases, report, policy, judge_meta=judge_meta)
+        write_json(json_out, {**decision.to_json(), "judge_calibration": calibration,
+                              "metric_meta": {m: judge_meta for m in JUDGE_METRICS}})
         out.print(f"policy {policy.digest}: {'PASS' if decision.passed else 'FAIL'} ({len(decision.checks)} checks)")
         if calibration is not None:
             out.print(f"judge {calibration['judge_model_id']} calibrated: kappa={calibration['calibration_kappa']} "
@@ -266,6 +281,21 @@ def cases_and_labels(cases_file: Path, corpus: Optional[Path], span_match: str =
     documents = load_documents(corpus)
     labels = verify_labels(cases, documents, span_match=span_match, problems=problems)
     return cases, labels, {d.id for d in documents}
+
+
+def print_judge_meta(metric_meta: dict[str, dict[str, Any]]) -> None:
+    """One line on the judge behind the judged metrics: its calibration, or that it has none."""
+    if not metric_meta:
+        return
+    names = ", ".join(metric_meta)
+    meta = next(iter(metric_meta.values()))
+    if meta["calibration"] == "uncalibrated":
+        out.print(f"{names}: judge {meta['judge_model_id']} (prompt {meta['judge_prompt_version']}) is uncalibrated; "
+                  "pass --judge-calibration FILE to record its agreement with humans", soft_wrap=True)
+        return
+    out.print(f"{names}: judge {meta['judge_model_id']} (prompt {meta['judge_prompt_version']}) calibrated: "
+              f"kappa={meta['calibration_kappa']} 95% CI {meta['calibration_kappa_ci95']} n={meta['calibration_n']} "
+              f"({meta['calibration_file_sha256']}, {meta['calibration_date']})", soft_wrap=True)
 
 
 def print_label_summary(labels: Any, cases_file: Path, corpus: Optional[Path]) -> None:

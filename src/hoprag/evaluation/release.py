@@ -213,8 +213,12 @@ def _critical(cases: list[Case], policy: Policy) -> list[Case]:
     return chosen
 
 
-def decide(cases: list[Case], report: ChainReport, policy: Policy) -> Decision:
-    """Apply ``policy`` to an evaluation ``report``; every failed check becomes a reason."""
+def decide(cases: list[Case], report: ChainReport, policy: Policy,
+           judge_meta: dict[str, Any] | None = None) -> Decision:
+    """Apply ``policy`` to an evaluation ``report``; every failed check becomes a reason.
+
+    ``judge_meta`` (:mod:`hoprag.evaluation.calibration_record`: calibrated or ``uncalibrated``) is
+    recorded on the check of every judge metric, so the report says how far its judge is trusted."""
     checks: list[dict[str, Any]] = []
     agg = dict(report.aggregate)
     for key in _STOPPING_KEYS:
@@ -228,7 +232,9 @@ def decide(cases: list[Case], report: ChainReport, policy: Policy) -> Decision:
                     fix=f"use a reported metric, e.g. {', '.join(k for k in list(agg)[:12])}",
                 )
             ok = value is not None and better(float(value), float(threshold))
-            checks.append({"check": f"{section} {metric}", "value": value, "threshold": threshold, "passed": ok})
+            checks.append({"check": f"{section} {metric}", "value": value, "threshold": threshold, "passed": ok,
+                           **({"judge": dict(judge_meta)} if judge_meta is not None and metric in JUDGE_METRICS
+                              else {})})
     rows = {r["case_id"]: r for r in report.cases}
     strict_attr = bool(policy.raw.get("critical_attribution", False))
     for case in _critical(cases, policy):
