@@ -31,6 +31,18 @@ ACL_LEVELS_OPT = typer.Option(
     "without a class counts as the second level, one with a class not listed as the highest",
 )
 
+EXECUTOR_OPT = typer.Option(
+    "local",
+    "--executor",
+    metavar="local|ray[:ADDRESS]",
+    help="where the work runs: local (this process) | ray (a Ray instance started on this machine) | "
+    "ray:HOST:PORT or ray:auto (a running cluster, `ray start --head`; needs pip install 'hoprag[ray]')",
+)
+WORKERS_OPT = typer.Option(
+    None, "--workers", min=1, max=4096, metavar="N",
+    help="parallel workers (default: local 1, one at a time; ray one per CPU of the cluster)",
+)
+
 
 def caller_clearance(clearance: str | None, acl_levels: str | None) -> Clearance | None:
     """The clearance ``--clearance``/``--acl-levels`` ask for (``None``: unrestricted)."""

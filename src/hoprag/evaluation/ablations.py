@@ -7,7 +7,10 @@ System rows (the deployed question-only input):
 - ``fixed-template``: the same engine with the planner replaced by the question as one sub-query
   (planner vs fixed templates; the planner is the offline one, or an LLM planner when given);
 - ``iterative-hop-order``: the same engine with chain ordering off (context in the order found,
-  hop by hop) — the closest existing "reranker on vs off".
+  hop by hop) — the closest existing "reranker on vs off";
+- ``graph``: the ``iterative`` engine with the graph hop on (personalised PageRank over the index's
+  entity graph between hops, :mod:`hoprag.pipeline.graph_hop`); every other iterative row runs
+  without it, so this row is the graph's gain. Left out when the index has no entity graph.
 
 Oracle rows (diagnostics; they read gold labels and are never release candidates):
 
@@ -35,10 +38,11 @@ fact above the clearance counts as not indexed), so no row holds a document abov
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hoprag.acl import Clearance, resolve_clearance, visible_corpus
 from hoprag.datasets.schema import Case
@@ -51,6 +55,7 @@ from hoprag.pipeline.extractive import extract_answer
 from hoprag.pipeline.multihop import MultiHopEngine
 from hoprag.pipeline.plan import QuestionPlanner
 from hoprag.errors import ConfigError
+from hoprag.executors import LocalExecutor
 from hoprag.jsonl import write_records
 from hoprag.redact import redact_trace
 from hoprag.records import Chunk, Evidence, Hit, HopStep, Trace
@@ -58,6 +63,9 @@ from hoprag.records import Chunk, Evidence, Hit, HopStep, Trace
 TABLE_METRICS = ("chain_coverage@5", "chain_coverage@10", "path_precision@10", "hop1_recall@10", "hop2_recall@10",
                  "answer_em", "answer_f1", "pass_rate", "latency_ms_p95")
 UNAVAILABLE: dict[str, str] = {}
+
+if TYPE_CHECKING:
+    from hoprag.executors import Executor
 
 
 class HopOrderReranker:
@@ -152,6 +160,8 @@ def run_ablations(
     planner: Any = None,
     clearance: str | Clearance | None = None,
     redact: bool = True,
+    executor: Executor | None = None,
+    setup: Callable[[], AblationEngines] | None = None,
 ) -> AblationResult:
     """Run every ablation over ``cases`` with a loaded ``index``; write traces and a table to ``out_dir``.
 
@@ -161,47 +171,28 @@ def run_ablations(
     the planner of every iterative row; the ``fixed-template`` row swaps it for the question as one
     sub-query, changing that one stage. Trace files are written redacted of PII unless
     ``redact=False``. ``clearance`` runs every row for a caller at that level
-    (see the module doc); ``None`` is unrestricted.
+    (see the module doc); ``None`` is unrestricted. ``executor`` (:mod:`hoprag.executors`;
+    default: this process, one case at a time) runs the cases; each worker gets its engines from
+    ``setup()`` (default: built here over ``index``), which for Ray must be picklable, such as
+    :class:`AblationRecipe`.
     """
     if oracle_mode not in ("augment", "replace"):
         raise ConfigError(f"--oracle-mode must be 'augment' or 'replace', got {oracle_mode!r}")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    retriever = index.retriever()
-    cleared = resolve_clearance(clearance)
-    chunks, documents = visible_corpus(index.chunks, index.documents, cleared)
-    chunks_by_doc: dict[str, list[Chunk]] = {}
-    for chunk in chunks.values():
-        chunks_by_doc.setdefault(chunk.doc_id, []).append(chunk)
-    single = SingleShotEngine(retriever, chunks, documents, clearance=cleared)
-    iterative = MultiHopEngine(retriever, chunks, documents, planner=planner, clearance=cleared)
-    hop_order = HopOrderEngine(retriever, chunks, documents, planner=planner, clearance=cleared)
-    templated = MultiHopEngine(retriever, chunks, documents, planner=QuestionPlanner(), clearance=cleared)
-    traces: dict[str, list[Trace]] = {name: [] for name in
-                                      ("single", "iterative", "iterative-hop-order", "fixed-template", "oracle-hop", "oracle-evidence", "minimal-evidence")}
+    traces: dict[str, list[Trace]] = {name: [] for name in ROWS}
     unseeded = []
-    for case in cases:
-        q = case.query
-        traces["single"].append(single.answer(q, case_id=case.case_id, run_id="ablate-single"))
-        free = iterative.answer(q, case_id=case.case_id, run_id="ablate-iterative")
-        traces["iterative"].append(free)
-        traces["iterative-hop-order"].append(hop_order.answer(q, case_id=case.case_id, run_id="ablate-hop-order"))
-        traces["fixed-template"].append(templated.answer(q, case_id=case.case_id, run_id="ablate-fixed-template"))
-        seeds = oracle_seed(case, chunks_by_doc)
-        if seeds and oracle_mode == "augment":
-            own = free.steps[0].selected if free.steps else ()
-            seeds = seeds + [c for c in own if c not in seeds]
-        if seeds:
-            traces["oracle-hop"].append(iterative.answer(q, case_id=case.case_id, run_id="ablate-oracle-hop", seed_chunks=seeds))
-        else:
+    work = executor or LocalExecutor()
+    given = setup or _Given(ablation_engines(index, planner=planner, clearance=clearance))
+    # every case's rows come back in the cases' order, whichever worker ran them
+    for case, rows in zip(cases, work.map(partial(ablate_case, oracle_mode=oracle_mode), list(cases), setup=given)):
+        for name, trace in rows.items():
+            if trace is not None:
+                traces[name].append(trace)
+        if rows["oracle-hop"] is None:
             unseeded.append(case.case_id)
-        gold = []
-        for fact_id in (case.valid_chains[0] if case.valid_chains else []):
-            gold.extend(c for c in fact_chunks(case, fact_id, chunks_by_doc) if c not in gold)
-        traces["oracle-evidence"].append(
-            _evidence_trace(case, gold, chunks, documents, "ablate-oracle-evidence", "oracle-evidence")
-        )
-        traces["minimal-evidence"].append(_minimal(case, free))
+    if cases and not traces["graph"]:  # the index has no entity graph: no graph row
+        del traces["graph"]
     for name, items in traces.items():
         # what is written is redacted of PII like every stored trace; scoring below uses the same ids
         write_records(out / f"traces-{name}.jsonl", [redact_trace(t) for t in items] if redact else items)
@@ -222,6 +213,99 @@ def run_ablations(
     (out / "ablations.json").write_text(json.dumps(result.to_json(), indent=2, ensure_ascii=False), encoding="utf-8")
     (out / "ablations.md").write_text(render_table(result), encoding="utf-8")
     return result
+
+
+ROWS = ("single", "iterative", "iterative-hop-order", "fixed-template", "graph", "oracle-hop", "oracle-evidence",
+        "minimal-evidence")
+
+
+@dataclass(frozen=True)
+class AblationEngines:
+    """What one worker answers every ablation row of a case with."""
+
+    single: SingleShotEngine
+    iterative: MultiHopEngine
+    hop_order: HopOrderEngine
+    templated: MultiHopEngine
+    chunks: Mapping[str, Chunk]
+    documents: Mapping[str, Any]
+    chunks_by_doc: Mapping[str, list[Chunk]]
+    #: the iterative engine with the graph hop (``None``: the index has no entity graph)
+    graphed: MultiHopEngine | None = None
+
+
+def ablation_engines(index: Any, *, planner: Any = None, clearance: str | Clearance | None = None) -> AblationEngines:
+    """The engines of every row over a loaded ``index``, for a caller at ``clearance``."""
+    retriever = index.retriever()
+    cleared = resolve_clearance(clearance)
+    chunks, documents = visible_corpus(index.chunks, index.documents, cleared)
+    chunks_by_doc: dict[str, list[Chunk]] = {}
+    for chunk in chunks.values():
+        chunks_by_doc.setdefault(chunk.doc_id, []).append(chunk)
+    return AblationEngines(
+        single=SingleShotEngine(retriever, chunks, documents, clearance=cleared),
+        iterative=MultiHopEngine(retriever, chunks, documents, planner=planner, clearance=cleared),
+        hop_order=HopOrderEngine(retriever, chunks, documents, planner=planner, clearance=cleared),
+        templated=MultiHopEngine(retriever, chunks, documents, planner=QuestionPlanner(), clearance=cleared),
+        chunks=chunks, documents=documents, chunks_by_doc=chunks_by_doc,
+        graphed=MultiHopEngine(retriever, chunks, documents, planner=planner, clearance=cleared, graph=graph)
+        if (graph := getattr(index, "graph", None)) is not None else None,
+    )
+
+
+@dataclass(frozen=True)
+class _Given:
+    engines: AblationEngines
+
+    def __call__(self) -> AblationEngines:
+        return self.engines
+
+
+@dataclass(frozen=True)
+class AblationRecipe:
+    """A Ray worker's setup: the engines of every row over the index at ``index_dir`` (a path every
+    worker can read), with the ``planner_llm`` backend (None: the offline planner)."""
+
+    index_dir: str
+    planner_llm: str | None = None
+    llm_settings: Any = None
+    clearance: Any = None
+
+    def __call__(self) -> AblationEngines:
+        from hoprag.index.open import open_index
+
+        planner = None
+        if self.planner_llm is not None and self.llm_settings is not None:
+            backend = self.llm_settings.make(self.planner_llm)
+            if backend is not None:
+                from hoprag.pipeline.llm_roles import LLMPlanner
+
+                planner = LLMPlanner(backend, guard=self.llm_settings.guard())
+        return ablation_engines(open_index(self.index_dir), planner=planner, clearance=self.clearance)
+
+
+def ablate_case(engines: AblationEngines, case: Case, *, oracle_mode: str = "augment") -> dict[str, Trace | None]:
+    """Every row's trace for one case (``oracle-hop`` None when its layer-1 facts are not indexed)."""
+    q = case.query
+    rows: dict[str, Trace | None] = {}
+    rows["single"] = engines.single.answer(q, case_id=case.case_id, run_id="ablate-single")
+    free = rows["iterative"] = engines.iterative.answer(q, case_id=case.case_id, run_id="ablate-iterative")
+    rows["iterative-hop-order"] = engines.hop_order.answer(q, case_id=case.case_id, run_id="ablate-hop-order")
+    rows["fixed-template"] = engines.templated.answer(q, case_id=case.case_id, run_id="ablate-fixed-template")
+    rows["graph"] = engines.graphed.answer(q, case_id=case.case_id, run_id="ablate-graph") if engines.graphed else None
+    seeds = oracle_seed(case, engines.chunks_by_doc)
+    if seeds and oracle_mode == "augment":
+        own = free.steps[0].selected if free.steps else ()
+        seeds = seeds + [c for c in own if c not in seeds]
+    rows["oracle-hop"] = (engines.iterative.answer(q, case_id=case.case_id, run_id="ablate-oracle-hop", seed_chunks=seeds)
+                          if seeds else None)
+    gold: list[str] = []
+    for fact_id in (case.valid_chains[0] if case.valid_chains else []):
+        gold.extend(c for c in fact_chunks(case, fact_id, engines.chunks_by_doc) if c not in gold)
+    rows["oracle-evidence"] = _evidence_trace(case, gold, engines.chunks, engines.documents, "ablate-oracle-evidence",
+                                              "oracle-evidence")
+    rows["minimal-evidence"] = _minimal(case, free)
+    return rows
 
 
 def oracle_check(cases: Sequence[Case], free: Sequence[Trace], oracle: Sequence[Trace], *, k: int = 10) -> dict[str, Any]:

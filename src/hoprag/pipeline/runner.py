@@ -16,15 +16,21 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hoprag.errors import HopragError, InputError
+from hoprag.executors import LocalExecutor
 from hoprag.pipeline.engine import Engine
 from hoprag.jsonl import append_record, cut_torn_last_line, end_with_newline
 from hoprag.locks import exclusive_lock
 from hoprag.records import Answer, Trace
 from hoprag.redact import redact_trace
 from hoprag.traces_file import TracesFileState, TracesHeader, check_traces_file, scan_traces_file
+
+if TYPE_CHECKING:
+    from hoprag.executors import Executor
 
 ProgressFn = Callable[[int, int], None]
 
@@ -136,18 +142,24 @@ def run_questions(
     progress: ProgressFn | None = None,
     redact: bool = True,
     index_artifact_id: str = "",
+    executor: Executor | None = None,
+    setup: Callable[[], Engine] | None = None,
 ) -> RunSummary:
     """Answer every question with ``engine``, appending one Trace per question to ``out``.
 
     ``index_artifact_id`` (the index manifest's ``artifact_id``) goes into the file's header, so a
-    resume over a rebuilt index is refused.
+    resume over a rebuilt index is refused. ``executor`` (:mod:`hoprag.executors`; default: one
+    question at a time in this process) answers the questions; traces come back and are written
+    in the questions' order. Each worker gets its engine from ``setup()`` (default: ``engine``
+    itself); a Ray executor needs a picklable one that builds the same engine there, such as
+    :class:`~hoprag.pipeline.engine_recipe.EngineRecipe`.
     """
     out = Path(out)
     current = TracesHeader(run_id=run_id or "", engine=engine.name, config_hash=getattr(engine, "config_hash", ""),
                            index_artifact_id=index_artifact_id)
     with exclusive_lock(out, fix=LOCK_FIX):
         return _run_locked(engine, questions, out, current, resume=resume, run_id=run_id,
-                           progress=progress, redact=redact)
+                           progress=progress, redact=redact, executor=executor, setup=setup)
 
 
 def _run_locked(
@@ -160,6 +172,8 @@ def _run_locked(
     run_id: str | None,
     progress: ProgressFn | None,
     redact: bool,
+    executor: Executor | None = None,
+    setup: Callable[[], Engine] | None = None,
 ) -> RunSummary:
     done, previous_run, notes = _prepare_out(out, current, resume=resume, explicit_run_id=run_id is not None)
     run_id = run_id or previous_run or new_run_id(engine.name)
@@ -168,21 +182,11 @@ def _run_locked(
     written = errors = fallback_traces = 0
     fallbacks: dict[str, int] = {}
     todo = [q for q in questions if q.case_id not in done]
-    for index, question in enumerate(todo, start=1):
-        try:
-            trace = engine.answer(question.text, case_id=question.case_id, run_id=run_id)
-        except (HopragError, OSError, ValueError, RuntimeError, TimeoutError) as exc:
-            errors += 1
-            trace = Trace(
-                run_id=run_id,
-                case_id=question.case_id,
-                question=question.text,
-                answer=Answer(text="", abstained=True),
-                stop_reason="error",
-                engine=engine.name,
-                config_hash=getattr(engine, "config_hash", ""),
-                error=f"{type(exc).__name__}: {exc}",
-            )
+    work = executor or LocalExecutor()
+    answer = partial(answer_question, run_id=run_id)
+    # results come back in the questions' order, so the file reads the same whatever ran them
+    for index, trace in enumerate(work.map(answer, todo, setup=setup or _Given(engine)), start=1):
+        errors += trace.stop_reason == "error" and bool(trace.error)
         for role, count in trace.fallbacks.items():
             fallbacks[role] = fallbacks.get(role, 0) + count
         fallback_traces += bool(trace.fallbacks)
@@ -196,6 +200,33 @@ def _run_locked(
         fallbacks=fallbacks, fallback_traces=fallback_traces, circuits=tuple(guard.opened()) if guard else (),
         notes=notes,
     )
+
+
+@dataclass(frozen=True)
+class _Given:
+    """The setup of a local run: the engine already built."""
+
+    engine: Engine
+
+    def __call__(self) -> Engine:
+        return self.engine
+
+
+def answer_question(engine: Engine, question: Question, *, run_id: str) -> Trace:
+    """One question's Trace; an engine error becomes a trace with ``error`` set, never a crash."""
+    try:
+        return engine.answer(question.text, case_id=question.case_id, run_id=run_id)
+    except (HopragError, OSError, ValueError, RuntimeError, TimeoutError) as exc:
+        return Trace(
+            run_id=run_id,
+            case_id=question.case_id,
+            question=question.text,
+            answer=Answer(text="", abstained=True),
+            stop_reason="error",
+            engine=engine.name,
+            config_hash=getattr(engine, "config_hash", ""),
+            error=f"{type(exc).__name__}: {exc}",
+        )
 
 
 def questions_from_cases(cases: Sequence) -> list[Question]:
