@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hoprag.errors import ConfigError
 from hoprag.gates.metrics import STAGES, Metric
@@ -29,6 +29,8 @@ class GateRow:
     mode: str
     status: str  # pass | fail | skip
     reason: str = ""
+    #: for a judged metric, how its judge is calibrated (``calibration``: calibrated | uncalibrated, judge id, ...)
+    judge: dict[str, object] | None = None
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,13 @@ class GateReport:
         return {"run_id": self.run_id, "baseline_run": self.baseline_run, "blocked": self.blocked,
                 "blocking_failures": len(self.blocking_failures), "warnings": len(self.warnings),
                 "rows": [r.__dict__ for r in self.rows]}
+
+
+def _judge_meta(meta: dict[str, object]) -> dict[str, object] | None:
+    """The judge part of a metric's meta (judge id, prompt, calibration), when a judge decided the value."""
+    if "calibration" not in meta:
+        return None
+    return {k: v for k, v in meta.items() if k == "calibration" or k.startswith(("judge_", "calibration_"))}
 
 
 def latest_values(metrics: Iterable[Metric]) -> dict[tuple[str, str], float]:
@@ -98,6 +107,7 @@ def evaluate_gate(run_id: str, metrics: Sequence[Metric], thresholds: Thresholds
                           "(or record_demo_stages) before gating")
     values = latest_values(metrics)
     base = latest_values(baseline or ())
+    judges = {(m.stage, m.name): _judge_meta(m.meta) for m in metrics}
     rows: list[GateRow] = []
     for rule in thresholds.rules:
         found = [(name, v) for (stage, name), v in values.items() if stage == rule.stage and _matches(rule, name)]
@@ -108,7 +118,8 @@ def evaluate_gate(run_id: str, metrics: Sequence[Metric], thresholds: Thresholds
                                 rule.describe(), rule.mode, status, reason))
             continue
         for name, value in sorted(found):
-            rows.append(_check(rule, name, value, base.get((rule.stage, name))))
+            rows.append(replace(_check(rule, name, value, base.get((rule.stage, name))),
+                                judge=judges.get((rule.stage, name))))
     for m in metrics:
         if m.name.endswith(("hook_error", "stage_error")):
             rows.append(GateRow(m.stage, m.name, m.value, None, "no hook may fail", "block", "fail",

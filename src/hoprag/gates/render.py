@@ -7,9 +7,9 @@ import math
 from rich.table import Table
 
 from hoprag.gates.diff import DiffRow
-from hoprag.gates.gate import GateReport
+from hoprag.gates.gate import GateReport, GateRow
 
-__all__ = ["diff_table", "gate_table", "measures_table"]
+__all__ = ["diff_table", "gate_table", "judge_note", "measures_table"]
 
 
 def _fmt(value: float | None) -> str:
@@ -31,7 +31,21 @@ def gate_table(report: GateReport) -> Table:
         style = "yellow" if result == "warn" else colour[row.status]
         table.add_row(row.stage, row.metric, _fmt(row.value), _fmt(row.baseline), row.threshold, row.mode,
                       f"[{style}]{result}[/]", row.reason)
+    judged = [judge_note(row) for row in report.rows if row.judge]
+    if judged:
+        table.caption = "judged metrics: " + "; ".join(judged)
     return table
+
+
+def judge_note(row: GateRow) -> str:
+    """``stage/metric judge … calibrated kappa … [lo, hi] n=…`` or ``… uncalibrated``."""
+    judge = row.judge or {}
+    head = f"{row.stage}/{row.metric} judge {judge.get('judge_model_id')}"
+    if judge.get("calibration") != "calibrated":
+        return head + " uncalibrated"
+    lo, hi = judge.get("calibration_kappa_ci95") or (None, None)
+    return (head + f" calibrated kappa={judge.get('calibration_kappa')} \\[{lo}, {hi}] n={judge.get('calibration_n')} "
+            f"({judge.get('calibration_file_sha256')}, {judge.get('calibration_date')})")
 
 
 def diff_table(rows: list[DiffRow], run_a: str, run_b: str) -> Table:

@@ -23,6 +23,7 @@ import numpy as np
 
 from hoprag.datasets.schema import Case
 from hoprag.evaluation.answers import answer_em, answer_f1
+from hoprag.evaluation.calibration_record import uncalibrated_meta
 from hoprag.gates.checks.textmetrics import corpus_bleu, rouge_f1
 from hoprag.gates.hooks import hook, metric
 from hoprag.gates.metrics import Metric
@@ -107,8 +108,10 @@ def generation_check(out: GenerationOutput, ctx: dict[str, Any]) -> list[Metric]
     fact = [v for t in traces if t.case_id in out.cases
             and (v := factuality(t, out.cases[t.case_id], support)) is not None]
     claims = [c for t in answered for c in _claims(t)]
-    result += [metric(ctx, "faithfulness", _mean(faith), judged=len(faith), method="lexical", support=support),
-               metric(ctx, "factuality", _mean(fact), judged=len(fact), method="lexical", support=support),
+    # the lexical judge has no calibration record: its meta says so rather than leaving it out
+    judge = uncalibrated_meta(f"lexical:claim-support>={support:g}", "v1")
+    result += [metric(ctx, "faithfulness", _mean(faith), judged=len(faith), method="lexical", support=support, **judge),
+               metric(ctx, "factuality", _mean(fact), judged=len(fact), method="lexical", support=support, **judge),
                metric(ctx, "citation_coverage", _mean([float(bool(c.citations)) for c in claims]), claims=len(claims))]
     scored = [(t, out.cases[t.case_id]) for t in traces if t.case_id in out.cases and out.cases[t.case_id].answers]
     if scored:
