@@ -155,6 +155,8 @@ def visible_corpus(
     """
     if clearance is None:
         return chunks, documents
+    if hasattr(chunks, "visible") and hasattr(documents, "visible"):  # a loaded index: masks, not copies
+        return chunks.visible(clearance.allows), documents.visible(clearance.allows)
     docs = {doc_id: d for doc_id, d in documents.items() if clearance.allows(d.acl)}
     top = clearance.rank == len(clearance.policy.levels) - 1
     kept = {cid: c for cid, c in chunks.items() if c.doc_id in docs or (top and c.doc_id not in documents)}

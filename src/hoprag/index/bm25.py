@@ -21,15 +21,18 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from hoprag.acl import Clearance, resolve_clearance
-from hoprag.errors import ConfigError, EmptyCorpusError
+from hoprag.errors import ConfigError
 from hoprag.index.base import Filters
+from hoprag.index.bm25_build import BM25Builder
 from hoprag.index.chunk_table import ChunkTable
+from hoprag.index.term_stats import TermStats
 from hoprag.index.tokenize import Tokenizer
 from hoprag.records import Chunk, Document, Hit
 
 __all__ = ["BM25Params", "BM25Retriever", "index_text"]
 
 Progress = Callable[[str, int, int], None]
+BATCH = 10_000  # chunks tokenised at a time
 
 
 class BM25Params(BaseModel):
@@ -77,24 +80,30 @@ class BM25Retriever:
 
     def _build(self, progress: Progress | None) -> bm25s.BM25:
         n = len(self._chunks)
-        if progress:
-            progress("tokenize", 0, n)
-        texts = [index_text(c, t) for c, t in zip(self._chunks, self.table.titles)]
-        tokenized = self.tokenizer.corpus(texts)
-        if not tokenized.vocab:
-            raise EmptyCorpusError(
-                "the corpus has no indexable words (only stopwords, punctuation or one-letter tokens)",
-                fix="index documents with real text",
-            )
+        builder = self.builder(self.params, self.tokenizer)
+        docs = self.table.documents or {}
+        for lo in range(0, n, BATCH):
+            if progress:
+                progress("tokenize", lo, n)
+            batch = self._chunks[lo : lo + BATCH]
+            builder.add([index_text(c, docs[c.doc_id].title if c.doc_id in docs else "") for c in batch])
         if progress:
             progress("tokenize", n, n)
             progress("index", 0, n)
-        p = self.params
-        model = bm25s.BM25(method=p.method, k1=p.k1, b=p.b, delta=p.delta)
-        model.index(tokenized, show_progress=False)
+        model = builder.finish()
         if progress:
             progress("index", n, n)
         return model
+
+    @staticmethod
+    def builder(params: BM25Params, tokenizer: Tokenizer) -> BM25Builder:
+        """A streaming builder of this retriever's bm25s model (see :mod:`hoprag.index.bm25_build`)."""
+        return BM25Builder(tokenizer, method=params.method, k1=params.k1, b=params.b, delta=params.delta)
+
+    def term_stats(self) -> TermStats:
+        """Document frequencies of the index's terms, from the score matrix (no pass over the text)."""
+        scores = self.model.scores
+        return TermStats(self._vocab, scores["indptr"], scores["indices"], self.tokenizer, count=len(self._chunks))
 
     # --- persistence ------------------------------------------------------------------------
 
@@ -113,7 +122,9 @@ class BM25Retriever:
         tokenizer: Tokenizer | None = None,
         mmap: bool = False,
     ) -> BM25Retriever:
-        """Wrap a saved bm25s index; ``chunks`` must be in the order they were indexed."""
+        """Wrap a saved bm25s index; ``chunks`` must be in the order they were indexed (a loaded
+        index passes its lazy :class:`~hoprag.index.corpus_db.ChunkSequence`). With ``mmap`` the
+        score arrays are memory-mapped, not read."""
         model = bm25s.BM25.load(str(directory), mmap=mmap, show_progress=False)
         return cls(chunks, documents, params, tokenizer=tokenizer, model=model)
 
@@ -123,7 +134,7 @@ class BM25Retriever:
         return len(self._chunks)
 
     @property
-    def chunks(self) -> list[Chunk]:
+    def chunks(self) -> Sequence[Chunk]:
         return self._chunks
 
     def token_ids(self, query: str) -> list[int]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -24,9 +24,10 @@ class FilterIndex:
     Values compare as strings, so ``{"version": 2}`` matches a document with version ``"2"``.
     """
 
-    def __init__(self, chunk_docs: Sequence[Document | None]) -> None:
+    def __init__(self, chunk_docs: Iterable[Document | None], count: int | None = None) -> None:
+        """``count`` is the number of chunks when ``chunk_docs`` is a stream (walked once per field)."""
         self._docs = chunk_docs
-        self._n = len(chunk_docs)
+        self._n = len(chunk_docs) if count is None else count  # type: ignore[arg-type]
         self._postings: dict[str, dict[str, np.ndarray]] = {}
         self._cache: dict[tuple[Any, ...], np.ndarray] = {}
 

@@ -1,0 +1,130 @@
+"""Build the bm25s score matrix from chunk texts fed in batches, without holding the corpus.
+
+``bm25s.tokenize`` + ``BM25.index`` want every text, then every document's token list, in memory
+at once (Python lists of ints: the bulk of a million-passage build's peak). :class:`BM25Builder`
+tokenises each batch as it comes (the same tokens as :class:`~hoprag.index.tokenize.Tokenizer`:
+lowercase, ``TOKEN_PATTERN``, stopwords dropped before stemming), keeps only each batch's
+``(chunk, term, tf)`` triples as numpy arrays, and computes the scores with bm25s's own idf and
+tf functions, so the matrix, the document frequencies and every score equal what bm25s builds
+from the same tokens (the tests compare them value for value).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import bm25s
+import numpy as np
+from bm25s.scoring import _build_idf_array, _build_nonoccurrence_array, _select_idf_scorer, _select_tfc_scorer
+
+from hoprag.errors import EmptyCorpusError
+from hoprag.index.tokenize import TOKEN_PATTERN, Tokenizer
+
+__all__ = ["BM25Builder"]
+
+_SLICE = 4_000_000  # (chunk, term) pairs scored at a time: caps the float64 temporaries
+
+
+class _Vocabulary(dict):  # type: ignore[type-arg]
+    """word -> term id (stemmed); stopwords map to -1. A new word is stemmed once, when first seen."""
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        super().__init__((w, -1) for w in tokenizer.stopwords)
+        self.terms: dict[str, int] = {}
+        stemmer = tokenizer._stemmer
+        self._stem = stemmer.stemWord if stemmer is not None else None
+
+    def __missing__(self, word: str) -> int:
+        term = self._stem(word) if self._stem is not None else word
+        tid = self.terms.setdefault(term, len(self.terms))
+        self[word] = tid
+        return tid
+
+
+class BM25Builder:
+    """Feed chunk texts with :meth:`add` (in corpus order), then :meth:`finish` for the model."""
+
+    def __init__(self, tokenizer: Tokenizer, *, method: str, k1: float, b: float, delta: float) -> None:
+        self.method, self.k1, self.b, self.delta = method, k1, b, delta
+        self._vocab = _Vocabulary(tokenizer)
+        self._split = re.compile(TOKEN_PATTERN).findall
+        self._keys: list[np.ndarray] = []  # per batch: chunk << 32 | term, sorted, unique
+        self._tfs: list[np.ndarray] = []
+        self._lengths: list[np.ndarray] = []
+        self.count = 0
+
+    def add(self, texts: Sequence[str]) -> None:
+        """Tokenise one batch of chunk texts (what BM25 sees: title, newline, text)."""
+        lookup = self._vocab.__getitem__
+        split = self._split
+        flat: list[int] = []
+        lengths = np.empty(len(texts), dtype=np.int64)
+        for i, text in enumerate(texts):
+            ids = [t for t in map(lookup, split(text.lower())) if t >= 0]
+            lengths[i] = len(ids)
+            flat.extend(ids)
+        terms = np.asarray(flat, dtype=np.int64)
+        chunks = np.repeat(np.arange(self.count, self.count + len(texts), dtype=np.int64), lengths)
+        keys, tfs = np.unique((chunks << 32) | terms, return_counts=True)
+        self._keys.append(keys)
+        self._tfs.append(tfs.astype(np.uint32))
+        self._lengths.append(lengths)
+        self.count += len(texts)
+
+    def finish(self) -> bm25s.BM25:
+        """The bm25s model (scores in CSC form, vocabulary) over every chunk added."""
+        vocab = self._vocab.terms
+        if not vocab:
+            raise EmptyCorpusError(
+                "the corpus has no indexable words (only stopwords, punctuation or one-letter tokens)",
+                fix="index documents with real text",
+            )
+        keys = np.concatenate(self._keys)
+        self._keys.clear()
+        tfs = np.concatenate(self._tfs)
+        self._tfs.clear()
+        lengths = np.concatenate(self._lengths) if self._lengths else np.zeros(0, dtype=np.int64)
+        rows = (keys >> 32).astype(np.int32)
+        cols = (keys & 0xFFFFFFFF).astype(np.int32)
+        del keys
+        n_docs, n_vocab = self.count, len(vocab)
+        df = np.bincount(cols, minlength=n_vocab)
+        doc_frequencies = dict(enumerate(df.tolist()))
+        avg_doc_len = lengths.mean()
+        model = bm25s.BM25(method=self.method, k1=self.k1, b=self.b, delta=self.delta)
+        idf = _build_idf_array(doc_frequencies, n_docs, _select_idf_scorer(model.idf_method), dtype=model.dtype)
+        nonoccurrence = None
+        if model.method in model.methods_requiring_nonoccurrence:
+            nonoccurrence = _build_nonoccurrence_array(
+                doc_frequencies=doc_frequencies, n_docs=n_docs, compute_idf_fn=_select_idf_scorer(model.idf_method),
+                calculate_tfc_fn=_select_tfc_scorer(model.method), l_d=avg_doc_len, l_avg=avg_doc_len,
+                k1=self.k1, b=self.b, delta=self.delta, dtype=model.dtype,
+            )
+        tfc = _select_tfc_scorer(model.method)
+        data = np.empty(rows.size, dtype=model.dtype)
+        for lo in range(0, rows.size, _SLICE):
+            r, c = rows[lo : lo + _SLICE], cols[lo : lo + _SLICE]
+            # bm25s scores document by document with a scalar length; the same float64 arithmetic
+            # element-wise gives the same float32 scores
+            part = idf[c] * tfc(tf_array=tfs[lo : lo + _SLICE].astype(np.float32), l_d=lengths[r], l_avg=avg_doc_len,
+                                k1=self.k1, b=self.b, delta=self.delta)
+            if nonoccurrence is not None:
+                part = part - nonoccurrence[c]
+            data[lo : lo + _SLICE] = part
+        del tfs
+        order = np.argsort(cols, kind="stable")  # rows ascend within a column: CSC order
+        data = data[order]
+        indices = rows[order]
+        del order, rows
+        indptr = np.zeros(n_vocab + 2, dtype=np.int64)  # one more, empty column: bm25s's "" token
+        np.cumsum(df, out=indptr[1 : n_vocab + 1])
+        indptr[-1] = indptr[-2]
+        model.scores = {"data": data, "indices": indices, "indptr": indptr, "num_docs": n_docs}
+        model.vocab_dict = dict(vocab)
+        model.vocab_dict[""] = n_vocab
+        model.unique_token_ids_set = set(model.vocab_dict.values())
+        model.nonoccurrence_array = nonoccurrence
+        if nonoccurrence is not None:
+            model.nonoccurrence_array = np.append(nonoccurrence, np.zeros(1, dtype=nonoccurrence.dtype))
+        return model
