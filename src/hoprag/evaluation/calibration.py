@@ -24,7 +24,9 @@ majority label instead of the derived one; a tie is *contested*, counted and lef
 
 The offline judge is the deterministic one the evaluation uses: :class:`TokenContainmentJudge`
 for claim support and faithfulness, and answer F1 (the case's dataset rules) >= 0.5 for
-equivalence. Agreement is reported per task and overall: accuracy, Cohen's kappa
+equivalence. A model on an OpenAI-compatible server is graded the same way
+(:class:`~hoprag.evaluation.model_judge.ModelGrader`); an example it gives no verdict for is a
+counted grader failure, left out of the figures. Agreement is reported per task and overall: accuracy, Cohen's kappa
 ``(p_o - p_e) / (1 - p_e)``, the confusion matrix, and a percentile bootstrap CI for kappa
 (examples resampled with replacement, seeded; resamples with undefined kappa are skipped).
 """

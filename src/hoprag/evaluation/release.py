@@ -25,7 +25,9 @@ failure is none, ``citation_failure`` excepted unless ``critical_attribution: tr
 content hash is reported with the decision so the release record says which policy was applied.
 A policy that gates a judge metric (``citation_support``, ``claim_recall``) must name the judge's
 calibration (written by ``hoprag judge calibrate --out``), made for the judge the release scores
-with (the offline deterministic one); ``--allow-uncalibrated`` waives that, and says so.
+with (the offline deterministic one); ``--allow-uncalibrated`` waives that, and says so. Every check
+of a judge metric records the judge's meta: its calibration (kappa, CI, n, record hash, date) or
+``uncalibrated``.
 Traces from an oracle ablation (a step with ``filters.oracle`` or hits from retriever ``oracle``)
 are refused: oracle scores are diagnostics, never release scores.
 """
