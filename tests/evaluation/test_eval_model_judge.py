@@ -119,6 +119,7 @@ def test_a_local_gguf_cannot_be_calibrated_and_is_refused_before_anything_runs()
 
 
 @pytest.mark.integration
+@pytest.mark.slow
 def test_the_model_grader_on_the_real_llama_server_writes_a_complete_pinned_record(
         llama_server: str, tiny_cases: Path, tmp_path: Path, capsys) -> None:
     out = tmp_path / "calibration.json"
