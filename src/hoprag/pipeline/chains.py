@@ -46,28 +46,57 @@ class Branch:
 
 
 class TermWeights:
-    """Stemmed content terms of chunks and their IDF over the whole chunk collection (built lazily)."""
+    """Stemmed content terms of chunks (analysed when first looked at) and their IDF over the collection.
 
-    def __init__(self, texts: Mapping[str, str], analyze: Callable[[str], list[str]]) -> None:
+    ``texts`` maps a chunk id to its text (a mapping, or a function for a corpus read lazily).
+    ``df`` (with ``count``, the collection's size) gives a term's document frequency — a loaded
+    index's, read from its BM25 matrix (:class:`~hoprag.index.term_stats.TermStats`); without it
+    the frequencies are counted once over every text of ``texts`` (a mapping then).
+    IDF is ``ln(1 + N / (1 + df))``.
+    """
+
+    def __init__(
+        self,
+        texts: Mapping[str, str] | Callable[[str], str],
+        analyze: Callable[[str], list[str]],
+        *,
+        df: Callable[[str], int] | None = None,
+        count: int | None = None,
+    ) -> None:
         self._texts = texts
+        self._text_of: Callable[[str], str] = texts.__getitem__ if isinstance(texts, Mapping) else texts
         self._analyze = analyze
         self._terms: dict[str, frozenset[str]] = {}
+        self._df = df
         self._idf: dict[str, float] | None = None
+        if df is not None:
+            n = max(count or 0, 1)
+            self._n = n
+            self._idf = {}
+            self._default = math.log(1.0 + n)
+        elif not isinstance(texts, Mapping):
+            raise TypeError("TermWeights needs df= and count= when texts is a function")
 
     def terms(self, chunk_id: str) -> frozenset[str]:
         found = self._terms.get(chunk_id)
         if found is None:
-            found = frozenset(self._analyze(self._texts[chunk_id]))
+            found = frozenset(self._analyze(self._text_of(chunk_id)))
             self._terms[chunk_id] = found
         return found
 
     def idf(self, term: str) -> float:
+        if self._df is not None:
+            found = self._idf.get(term)  # type: ignore[union-attr]
+            if found is None:
+                found = math.log(1.0 + self._n / (1.0 + self._df(term)))
+                self._idf[term] = found  # type: ignore[index]
+            return found
         if self._idf is None:
             df: dict[str, int] = {}
-            for chunk_id in self._texts:
+            for chunk_id in self._texts:  # type: ignore[union-attr]
                 for t in self.terms(chunk_id):
                     df[t] = df.get(t, 0) + 1
-            n = max(len(self._texts), 1)
+            n = max(len(self._texts), 1)  # type: ignore[arg-type]
             self._idf = {t: math.log(1.0 + n / (1.0 + c)) for t, c in df.items()}
             self._default = math.log(1.0 + n)
         return self._idf.get(term, self._default)

@@ -64,14 +64,25 @@ class CorpusView:
         self.chunks = chunks
         self.documents = documents
         self.analyze = Analyzer()
-        texts = {cid: _title_of(c, documents) + "\n" + c.text for cid, c in chunks.items()}
-        self.term_weights = TermWeights(texts, self.analyze)
+        # a loaded index brings its own corpus statistics (from the BM25 matrix, restricted to the
+        # caller's view): no pass over the corpus text; chunks are analysed when first looked at
+        stats = getattr(chunks, "term_stats", None)
+        if stats is not None:
+            self.term_weights = TermWeights(self._text, self.analyze, df=stats.df, count=stats.count)
+        else:
+            texts = {cid: _title_of(c, documents) + "\n" + c.text for cid, c in chunks.items()}
+            self.term_weights = TermWeights(texts, self.analyze)
         self._titles: frozenset[str] | None = None
+
+    def _text(self, chunk_id: str) -> str:
+        return _title_of(self.chunks[chunk_id], self.documents) + "\n" + self.chunks[chunk_id].text
 
     @property
     def known_titles(self) -> frozenset[str]:
         if self._titles is None:
-            self._titles = frozenset(title_key(d.title) for d in self.documents.values() if d.title)
+            titles = getattr(self.documents, "titles", None)  # a loaded index reads the title column only
+            found = titles() if titles is not None else (d.title for d in self.documents.values())
+            self._titles = frozenset(title_key(t) for t in found if t)
         return self._titles
 
 
