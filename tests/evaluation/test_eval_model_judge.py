@@ -17,7 +17,7 @@ from hoprag.evaluation.calibration import build_examples, calibrate, make_grader
 from hoprag.evaluation.model_judge import PROMPT_VERSION, GraderFailure, parse_verdict, prompt_for
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "llm"))
-from llm_stub import SilentServer, free_port  # noqa: E402
+from llm_stub import SilentServer, StubReply, StubServer, chat_body, free_port  # noqa: E402
 
 ROOT = Path(__file__).parents[2]
 ENTERPRISE = ROOT / "data" / "enterprise" / "cases.jsonl"
@@ -159,3 +159,43 @@ def test_a_server_that_never_answers_is_one_clear_error(tiny_cases: Path, capsys
     said = " ".join((stdout + stderr).split())
     assert code == 2 and "no complete answer" in said and "--llm-timeout" in said
     assert said.count("error:") == 1 and "Traceback" not in said
+
+
+def _models_then(answer):
+    """A loopback OpenAI-compatible stub: it lists one model, and ``answer(request)`` replies to each chat call."""
+    def respond(request: dict) -> StubReply:
+        if request["method"] == "GET":
+            return StubReply(200, {"object": "list", "data": [{"id": "stub-model", "object": "model"}]})
+        return answer(request)
+    return respond
+
+
+@pytest.mark.integration
+def test_replies_that_are_no_verdict_are_counted_failures_with_the_reply(tiny_cases: Path, tmp_path: Path,
+                                                                         capsys) -> None:
+    def answer(request: dict) -> StubReply:
+        user = request["json"]["messages"][-1]["content"]
+        return StubReply(200, chat_body('{"verdict": "yes"}' if "Claim:" in user else "maybe, it depends"))
+
+    with StubServer(_models_then(answer)) as server:
+        code, stdout, stderr = run_cli(["judge", "calibrate", str(tiny_cases), "--llm", "openai:stub-model",
+                                        "--base-url", server.url, "--resamples", "20", "--out",
+                                        str(tmp_path / "c.json")], capsys)
+    assert code == 0, stderr
+    record = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
+    (failure,) = record["grader_failures"]["items"]
+    assert failure["item"] == "faithful:answer" and failure["reply"] == "maybe, it depends"
+    assert record["overall"]["n"] == 1 and record["overall"]["confusion"]["tp"] == 1  # a failure is not a "no"
+    assert set(record["tasks"]) == {"claim_support"} and record["judge"]["model_id"] == "stub-model"
+    assert "grader failures: 1 of 2 examples" in " ".join(stdout.split())
+
+
+@pytest.mark.integration
+def test_a_server_failing_every_call_stops_the_run_with_one_error(capsys) -> None:
+    with StubServer(_models_then(lambda request: StubReply(500, {"error": {"message": "model crashed"}}))) as server:
+        code, stdout, stderr = run_cli(["judge", "calibrate", str(ENTERPRISE), "--llm", "openai:stub-model",
+                                        "--base-url", server.url, "--llm-retries", "0"], capsys)
+        chat_calls = sum(1 for r in server.requests if r["method"] == "POST")
+    said = " ".join((stdout + stderr).split())
+    assert code == 2 and "the grader stopped after 3 failed calls in a row" in said and "model crashed" in said
+    assert chat_calls == 3 and said.count("error:") == 1 and "Traceback" not in said

@@ -121,7 +121,11 @@ class ModelGrader:
                               "pass --llm openai:MODEL --base-url URL, or --llm offline")
         llm = settings.make(spec, seed=seed)
         requested = llm.model
-        served = llm.list_models()
+        try:
+            served = llm.list_models()
+        except BaseException:
+            llm.close()
+            raise
         if requested in served:
             model_id = requested
         elif len(served) == 1:
