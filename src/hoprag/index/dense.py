@@ -6,24 +6,25 @@ product over every chunk, then filters, exclusions, the caller's clearance and t
 remove candidates *before* the top k are selected, so they never make a result run short. Ties are broken by chunk
 order, so the same index and query always give the same hits.
 
-For large corpora ``backend="faiss"`` (``IndexFlatIP``, exact) or ``backend="usearch"`` (HNSW,
-approximate) can serve the search when the package is installed; they fetch more candidates than
-asked, drop the disallowed ones, and fall back to the exact search if that still leaves fewer
-than ``k``.
+For large corpora ``backend="hnsw"`` searches an HNSW graph (:mod:`hoprag.index.ann`; built at
+index time and memory-mapped, or built here when none is given) with the same semantics: the
+allowed chunks are selected inside the graph search, a sparse filter is searched exactly, and a
+search that returns fewer than ``k`` falls back to the exact one. Hits are re-scored from the
+stored vectors either way.
 """
 
 from __future__ import annotations
 
-import importlib
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any, Callable, Literal
+from typing import Callable, Literal
 
 import numpy as np
 
 from hoprag.acl import Clearance, resolve_clearance
 from hoprag.errors import ConfigError
+from hoprag.index.ann import SPARSE_SHARE, HnswIndex
 from hoprag.index.base import Filters
 from hoprag.index.bm25 import index_text
 from hoprag.index.embedders import Embedder, embed_in_batches
@@ -32,8 +33,8 @@ from hoprag.records import Chunk, Document, Hit
 
 __all__ = ["BACKENDS", "DenseRetriever", "chunk_texts"]
 
-Backend = Literal["exact", "faiss", "usearch"]
-BACKENDS: tuple[str, ...] = ("exact", "faiss", "usearch")
+Backend = Literal["exact", "hnsw"]
+BACKENDS: tuple[str, ...] = ("exact", "hnsw")
 Progress = Callable[[str, int, int], None]
 _QUERY_CACHE = 2048
 
@@ -45,7 +46,7 @@ def chunk_texts(chunks: Sequence[Chunk], documents: Mapping[str, Document] | Non
 
 
 class DenseRetriever:
-    """Exact (or optionally faiss/usearch) cosine search over embedded chunks."""
+    """Exact (or HNSW) cosine search over embedded chunks."""
 
     name = "dense"
 
@@ -60,10 +61,12 @@ class DenseRetriever:
         backend: Backend = "exact",
         batch_size: int = 256,
         progress: Progress | None = None,
+        ann: HnswIndex | None = None,
     ) -> None:
         """Embed ``chunks`` (or take ``vectors``, row ``i`` for chunk ``i``, from a saved index).
 
         ``min_score`` drops hits whose cosine similarity is below it (``None`` keeps every hit).
+        ``ann`` is the saved graph of ``vectors`` for ``backend="hnsw"`` (built here when ``None``).
         """
         self.table = ChunkTable(chunks, documents, kind="dense")
         self._chunks = self.table.chunks
@@ -78,9 +81,12 @@ class DenseRetriever:
             texts = chunk_texts(self._chunks, self.table.documents)
             vectors = embed_in_batches(embedder, texts, batch_size=batch_size, progress=progress)
         self.vectors = self._check_vectors(vectors)
-        self._ann: Any = None
-        if backend != "exact":
-            self._ann = _build_ann(backend, self.vectors)
+        self._ann: HnswIndex | None = None
+        if backend == "hnsw":
+            self._ann = ann if ann is not None else HnswIndex.build(self.vectors)
+            if len(self._ann) != len(self._chunks):
+                raise ConfigError(f"the HNSW graph holds {len(self._ann)} vectors but there are {len(self._chunks)} "
+                                  "chunks; rebuild the index with --dense")
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_lock = threading.Lock()  # executors retrieve from several threads at once
 
@@ -173,59 +179,27 @@ class DenseRetriever:
         return self.table.top(scores, k, keep, "dense")
 
     def _ann_top(self, qv: np.ndarray, k: int, allowed: np.ndarray | None) -> list[Hit] | None:
+        """The graph's top ``k`` among ``allowed``, or ``None`` when the exact search must decide."""
+        graph = self._ann
+        if graph is None:
+            return None
         n = len(self._chunks)
-        want = min(n, k if allowed is None else k + int(n - allowed.sum()))
-        while True:
-            positions, values = _ann_search(self.backend, self._ann, qv, want)
-            pairs = [
-                (float(v), int(p))
-                for p, v in zip(positions, values)
-                if 0 <= p < n
-                and (allowed is None or allowed[p])
-                and (self.min_score is None or v >= self.min_score)
-            ]
-            if want >= n:
-                break
-            if len(pairs) >= k:
-                # stop only once the last candidate fetched scores below the k-th kept one: chunks
-                # tied at the boundary must all be seen so the tie breaks by chunk order
-                kth = sorted((s for s, _ in pairs), reverse=True)[k - 1]
-                if float(values[len(positions) - 1]) < kth:
-                    break
-            want = min(n, want * 2)
-        if len(pairs) < k and int((positions >= 0).sum()) < n:
-            return None  # the approximate index did not visit every chunk: let the exact search decide
-        pairs.sort(key=lambda sv: (-sv[0], sv[1]))
-        pairs = pairs[:k]
-        return self.table.hits([p for _, p in pairs], [s for s, _ in pairs], "dense")
-
-
-
-def _optional(module: str, extra: str) -> Any:
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise ConfigError(f"dense backend needs the '{extra}' package. Fix: pip install {extra} (or use backend 'exact')") from None
-
-
-def _build_ann(backend: str, vectors: np.ndarray) -> Any:
-    data = np.ascontiguousarray(vectors, dtype=np.float32)
-    if backend == "faiss":
-        faiss = _optional("faiss", "faiss-cpu")
-        index = faiss.IndexFlatIP(data.shape[1])
-        index.add(data)
-        return index
-    usearch = _optional("usearch.index", "usearch")
-    index = usearch.Index(ndim=data.shape[1], metric="ip", dtype="f32")
-    index.add(np.arange(data.shape[0], dtype=np.uint64), data)
-    return index
-
-
-def _ann_search(backend: str, index: Any, qv: np.ndarray, want: int) -> tuple[np.ndarray, np.ndarray]:
-    query = np.ascontiguousarray(qv.reshape(1, -1), dtype=np.float32)
-    if backend == "faiss":
-        values, positions = index.search(query, want)
-        return positions[0], values[0]
-    matches = index.search(query[0], want, exact=False)
-    # usearch reports the inner-product *distance* 1 - <q, x>
-    return matches.keys.astype(np.int64), (1.0 - matches.distances).astype(np.float32)
+        eligible = n if allowed is None else int(allowed.sum())
+        if eligible == 0:
+            return []
+        if allowed is not None and eligible < SPARSE_SHARE * n:
+            # few allowed chunks: scoring just those is exact and cheaper than a filtered graph walk
+            positions = np.flatnonzero(allowed)
+            scores = np.zeros(n, dtype=np.float32)
+            scores[positions] = np.asarray(self.vectors[positions], dtype=np.float32) @ qv
+            return self._top(scores, k, allowed)
+        found = graph.search(qv, min(k, eligible), allowed)[0]
+        found = np.unique(found[found >= 0])
+        scores = np.asarray(self.vectors[found], dtype=np.float32) @ qv
+        if self.min_score is not None:
+            keep = scores >= self.min_score
+            found, scores = found[keep], scores[keep]
+        if found.size < min(k, eligible):
+            return None  # the graph missed some, or the threshold cut the list: the exact search decides
+        order = np.lexsort((found, -scores))[:k]
+        return self.table.hits(found[order].tolist(), scores[order].tolist(), "dense")
