@@ -162,9 +162,8 @@ def _load(conn: Any, target: PgTarget, manifest: IndexManifest, docs: list[Docum
         with conn.transaction():
             for statement in index_ddl(stage, dim):
                 conn.execute(statement)
-        conn.execute(f"ANALYZE {staged}.chunks")
-        conn.execute(f"ANALYZE {staged}.postings")
-        conn.execute(f"ANALYZE {staged}.documents")
+        for table in ("chunks", "postings", "documents", "terms"):  # statistics, and the visibility map
+            conn.execute(f"VACUUM (ANALYZE) {staged}.{table}")          # index-only scans need
         if progress:
             progress("write", 2, 3)
         with conn.transaction():
@@ -212,7 +211,7 @@ def _copy_rows(conn: Any, s: str, manifest: IndexManifest, docs: list[Document],
             copy.write_row((tid, term, df[term], 0.0))
     # Lucene's idf, from the stored document frequencies (Kamphuis et al., ECIR 2020)
     conn.execute(f"UPDATE {s}.terms SET idf = ln(1 + (%s - df + 0.5) / (df + 0.5))", (n,))
-    with conn.cursor().copy(f"COPY {s}.postings (term_id, chunk_pos, tf) FROM STDIN") as copy:
-        for pos, tf in enumerate(counts):
-            for term, count in tf.items():
-                copy.write_row((vocab[term], pos, count))
+    postings = sorted((vocab[term], pos, count) for pos, tf in enumerate(counts) for term, count in tf.items())
+    with conn.cursor().copy(f"COPY {s}.postings (term_id, chunk_pos, tf, length) FROM STDIN") as copy:
+        for term_id, pos, count in postings:  # term order: one term's postings sit on neighbouring pages
+            copy.write_row((term_id, pos, count, lengths[pos]))

@@ -95,17 +95,20 @@ class PgBM25Retriever:
         params = index.manifest.config.bm25
         self.k1, self.b = params.k1, params.b
         s = quote(index.target.schema)
-        self._sql = (
+        score = (
             f"SELECT {_HIT_COLUMNS}, s.score FROM ("
-            f" SELECT p.chunk_pos, sum(q.qtf * q.idf * p.tf / (p.tf + %s * (1 - %s + %s * c.length / %s))) AS score"
+            f" SELECT p.chunk_pos, sum(q.qtf * q.idf * p.tf / (p.tf + %s * (1 - %s + %s * p.length / %s))) AS score"
             f" FROM (SELECT t.id, t.idf, x.qtf FROM unnest(%s::text[], %s::int[]) AS x(term, qtf)"
             f"       JOIN {s}.terms t ON t.term = x.term) q"
             f" JOIN {s}.postings p ON p.term_id = q.id"
-            f" JOIN {s}.chunks c ON c.pos = p.chunk_pos"
-            f" JOIN {s}.documents d ON d.pos = c.doc_pos"
-            " WHERE {where} GROUP BY p.chunk_pos) s"
+            "{join} GROUP BY p.chunk_pos ORDER BY score DESC, p.chunk_pos LIMIT %s) s"
             f" JOIN {s}.chunks c ON c.pos = s.chunk_pos JOIN {s}.documents d ON d.pos = c.doc_pos"
-            " ORDER BY s.score DESC, c.pos LIMIT %s"
+            " ORDER BY s.score DESC, c.pos"
+        )
+        # without filters, exclusions or a clearance the postings alone are scored
+        self._open_sql = score.replace("{join}", "")
+        self._sql = score.replace(
+            "{join}", f" JOIN {s}.chunks c ON c.pos = p.chunk_pos JOIN {s}.documents d ON d.pos = c.doc_pos WHERE {{where}}"
         )
 
     def retrieve(
@@ -129,7 +132,8 @@ class PgBM25Retriever:
             qtf[token] = qtf.get(token, 0) + 1
         args = [self.k1, self.b, self.b, self.index.avgdl, list(qtf), list(qtf.values()), *params, k]
         with self.index.pool.borrow() as conn:
-            rows = conn.execute(self._sql.replace("{where}", where), args).fetchall()
+            sql = self._open_sql if not params else self._sql.replace("{where}", where)
+            rows = conn.execute(sql, args).fetchall()
         return _hits(rows, self.name)
 
     def retrieve_many(self, queries: Iterable[str], k: int = 10, **options: Any) -> list[list[Hit]]:
