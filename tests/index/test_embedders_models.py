@@ -143,3 +143,38 @@ def test_missing_runtime_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # makes `import onnxruntime` raise ImportError
     with pytest.raises(ConfigError, match=r"needs the 'onnxruntime' package\. Fix: pip install 'hoprag\[dense\]'"):
         make_embedder("minilm", shared=False)
+
+
+def _benchmark_passages(count: int) -> list[str]:
+    """``count`` HotpotQA context paragraphs spread over the length range (shortest to longest)."""
+    rows = json.loads((DATA.parents[1] / "data" / "hotpotqa" / "hotpot_dev_distractor_migres_part1.json").read_text(encoding="utf-8"))
+    texts = sorted({f"{title}\n{' '.join(sentences)}" for row in rows[:30] for title, sentences in row["context"]}, key=len)
+    step = max(1, len(texts) // count)
+    return texts[::step][:count - 1] + [texts[-1] * 2]  # the last one runs past the 256-token cap
+
+
+def test_minilm_batched_by_token_length_matches_one_text_at_a_time() -> None:
+    # batching pads and int8-quantises activations per batch: the vectors may move, by at most the
+    # documented tolerance (cosine >= 0.999 to the same text embedded alone)
+    minilm = make_embedder("minilm")
+    texts = _benchmark_passages(24)
+    lengths = [len(minilm.tokenizer.encode(t).ids) for t in texts]
+    assert max(lengths) == minilm.max_length and min(lengths) < 64
+    batched = minilm.embed(texts)
+    alone = np.vstack([minilm.embed([t]) for t in texts])
+    assert float((batched * alone).sum(axis=1).min()) >= 0.999
+    np.testing.assert_array_equal(batched, minilm.embed(texts[::-1])[::-1])  # order-free: sorted anyway
+
+
+def test_minilm_session_runs_sequentially_on_every_core() -> None:
+    import onnxruntime as ort
+
+    from hoprag.index.embedders import available_cores, session_options
+
+    minilm = make_embedder("minilm")
+    assert minilm.threads == available_cores() >= 1 and minilm.batch_size == 16
+    options = session_options(ort, 3)
+    assert options.intra_op_num_threads == 3 and options.inter_op_num_threads == 1
+    assert options.execution_mode == ort.ExecutionMode.ORT_SEQUENTIAL
+    assert options.graph_optimization_level == ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
