@@ -150,3 +150,27 @@ def test_index_search_ask_and_run_take_the_url(database: str, capsys, tmp_path: 
     assert code == 2 and "built without dense vectors" in out + err
     code, out, err = run_cli(["index", str(corpus), "--store", url, "--out", str(tmp_path / "ix")], capsys)
     assert code == 2 and "not both" in out + err
+
+
+def test_the_service_answers_from_a_postgres_index(database: str, tmp_path: Path) -> None:
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from hoprag.service.app import ServiceConfig, create_app
+
+    url = database + "&index=served"
+    build_pg_index(load_corpora([DATA / "enterprise" / "corpus.jsonl"]), url)
+    app = create_app(ServiceConfig(index_dir=url, store=str(tmp_path / "store.db")))
+    try:
+        with TestClient(app) as client:
+            reply = client.post("/api/ask", json={"question": "What is KP-214?", "store": False})
+            assert reply.status_code == 200, reply.text
+            body = reply.json()
+            assert body["answer"] and body["clearance"] == "public" and body["steps"][0]["hits"]
+            docs = app.state.hoprag.index.documents
+            cited = {h["doc_id"] for step in body["steps"] for h in step["hits"]}
+            assert cited and all(docs[d].acl == "public" for d in cited)  # callers without a token are public
+    finally:
+        app.state.hoprag.store.close()
+        app.state.hoprag.executor.shutdown(wait=False)
+        app.state.hoprag.index.close()
