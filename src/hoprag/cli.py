@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from hoprag.commands import ACL_LEVELS_OPT, CLEARANCE_OPT, caller_clearance
+from hoprag.commands import ACL_LEVELS_OPT, CLEARANCE_OPT, EXECUTOR_OPT, WORKERS_OPT, caller_clearance
 from hoprag.cli_llm import (
     API_KEY_OPT,
     BASE_URL_OPT,
@@ -108,6 +108,8 @@ def index_cmd(
     overlap: int = typer.Option(150, "--overlap", min=0, help="characters of trailing sentences repeated in the next chunk (< --chunk-size)"),
     dense: bool = typer.Option(False, "--dense/--no-dense", help="also embed every chunk for dense and hybrid retrieval"),
     embedder: str = typer.Option("minilm", "--embedder", help="dense model: minilm (int8 MiniLM, 384-d) | static (model2vec, 64-d)"),
+    executor: str = EXECUTOR_OPT,
+    workers: Optional[int] = WORKERS_OPT,
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Chunk and index documents (BM25, plus dense vectors with --dense) into a persisted index directory."""
@@ -128,6 +130,12 @@ def index_cmd(
         from hoprag.index.pg_schema import parse_target
 
         parse_target(store)  # a bad URL or index name is refused before the corpus is read
+    from hoprag.executors import parse_executor
+
+    pool = parse_executor(executor, workers=workers)
+    if (pool.name != "local" or (pool.workers or 1) > 1) and (not dense or store is not None):
+        raise ConfigError("--executor and --workers spread the dense embedding of an --out build over workers; "
+                          "add --dense (and --out DIR), or drop them")
     documents = load_corpora(corpora)
     config = IndexConfig(
         chunk=ChunkConfig(max_chars=chunk_size, overlap_chars=overlap),
@@ -141,7 +149,7 @@ def index_cmd(
 
             manifest, where = build_pg_index(documents, store, config, progress=progress), display_url(store)
         else:
-            manifest, where = build_index(documents, out_dir, config, progress=progress), str(out_dir)
+            manifest, where = build_index(documents, out_dir, config, progress=progress, executor=pool), str(out_dir)
     vectors = f", {manifest.dense.dim}-d {manifest.dense.embedder} vectors" if manifest.dense else ""
     out.print(
         f"indexed {manifest.document_count} documents as {manifest.chunk_count} chunks{vectors} → {where} "
@@ -299,14 +307,18 @@ def run_cmd(
     ),
     clearance: Optional[str] = CLEARANCE_OPT,
     acl_levels: Optional[str] = ACL_LEVELS_OPT,
+    executor: str = EXECUTOR_OPT,
+    workers: Optional[int] = WORKERS_OPT,
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Answer every case's question and write one Trace per case."""
     from hoprag.datasets.schema import load_cases
     from hoprag.index.open import open_index
+    from hoprag.executors import parse_executor
     from hoprag.pipeline.runner import questions_from_cases, run_questions
     from hoprag.progress import progress_bar
 
+    pool = parse_executor(executor, workers=workers)
     questions = questions_from_cases(load_cases(cases_file))
     specs, settings = _model_settings(
         ctx, engine, llm, planner_llm, synth_llm, base_url=base_url, api_key=api_key, llm_timeout=llm_timeout,
@@ -320,9 +332,17 @@ def run_cmd(
     from hoprag.telemetry import traced_engine  # spans per question only when tracing is on
 
     runner = traced_engine(runner, model=llm)
+    setup = None
+    if pool.name == "ray":  # each Ray worker builds the same engine over the same index (engine_recipe)
+        from hoprag.pipeline.engine_recipe import EngineRecipe
+
+        setup = EngineRecipe.over(
+            index_dir, name=engine, k=k, mode=mode, fusion=fusion, **specs, rerank=rerank, llm_settings=settings,
+            clearance=caller_clearance(clearance, acl_levels), config_hash=getattr(runner, "config_hash", ""),
+            artifact_id=index.manifest.artifact_id, traced=True)
     with progress_bar(f"run {engine}", len(questions), quiet=quiet) as progress:
         summary = run_questions(runner, questions, out_file, resume=resume, progress=progress, redact=redact,
-                                index_artifact_id=index.manifest.artifact_id)
+                                index_artifact_id=index.manifest.artifact_id, executor=pool, setup=setup)
     from rich.markup import escape
 
     from hoprag.render import fallback_counts

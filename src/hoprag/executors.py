@@ -161,8 +161,9 @@ class RayExecutor:
         try:
             ray.init(address=address, **options)
         except (ConnectionError, RuntimeError, ValueError) as exc:
+            reason = str(exc).split(". ")[0].rstrip(".")  # Ray's own advice names flags of its CLI
             raise ExecutorError(
-                f"cannot connect to the Ray cluster at {address or 'this machine'}: {exc}. Fix: start one with "
+                f"cannot connect to the Ray cluster at {address or 'this machine'}: {reason}. Fix: start one with "
                 "`ray start --head` and pass --executor ray:HOST:PORT (the address it prints), or --executor ray "
                 "to start one on this machine"
             ) from None

@@ -21,7 +21,7 @@ from hoprag.cli_llm import (
     STRICT_LLM_OPT,
     llm_settings,
 )
-from hoprag.commands import ACL_LEVELS_OPT, CLEARANCE_OPT, caller_clearance
+from hoprag.commands import ACL_LEVELS_OPT, CLEARANCE_OPT, EXECUTOR_OPT, WORKERS_OPT, caller_clearance
 
 out = Console()
 err = Console(stderr=True)
@@ -156,10 +156,15 @@ def register(app: typer.Typer) -> None:
         strict_llm: bool = STRICT_LLM_OPT,
         clearance: Optional[str] = CLEARANCE_OPT,
         acl_levels: Optional[str] = ACL_LEVELS_OPT,
+        executor: str = EXECUTOR_OPT,
+        workers: Optional[int] = WORKERS_OPT,
     ) -> None:
         """Single vs iterative, planner vs fixed template, ordering on/off, oracle-hop, oracle-evidence, minimal evidence."""
-        from hoprag.evaluation.ablations import run_ablations
+        from hoprag.evaluation.ablations import AblationRecipe, run_ablations
+        from hoprag.executors import parse_executor
         from hoprag.index.store import load_index
+
+        pool = parse_executor(executor, workers=workers)
 
         settings = llm_settings(ctx, [planner_llm], base_url=base_url, api_key=api_key, llm_timeout=llm_timeout,
                                 llm_retries=llm_retries, n_ctx=n_ctx, llm_budget=llm_budget, strict_llm=strict_llm)
@@ -169,8 +174,12 @@ def register(app: typer.Typer) -> None:
             from hoprag.pipeline.llm_roles import LLMPlanner
 
             planner = LLMPlanner(backend, guard=settings.guard())
+        cleared = caller_clearance(clearance, acl_levels)
+        # a Ray worker builds the same engines over the same index directory (AblationRecipe)
+        setup = (AblationRecipe(str(index_dir.resolve()), planner_llm=planner_llm, llm_settings=settings, clearance=cleared)
+                 if pool.name == "ray" else None)
         run_ablations(load_index(index_dir), checked_cases(cases_file), out_dir, k=k, oracle_mode=oracle_mode, planner=planner,
-                      clearance=caller_clearance(clearance, acl_levels))
+                      clearance=cleared, executor=pool, setup=setup)
         out.print((out_dir / "ablations.md").read_text(encoding="utf-8"))
 
     @app.command("compare")

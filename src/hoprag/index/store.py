@@ -33,7 +33,7 @@ from hoprag.files import read_text
 from hoprag.index.base import Retriever
 from hoprag.index.bm25 import BM25Params, BM25Retriever
 from hoprag.index.dense import DenseRetriever, chunk_texts
-from hoprag.index.embedders import Embedder, embed_in_batches, make_embedder
+from hoprag.index.embedders import Embedder, make_embedder
 from hoprag.index import staging
 from hoprag.index.hybrid import HybridRetriever
 from hoprag.index.tokenize import Tokenizer
@@ -219,8 +219,12 @@ def build_index(
     config: IndexConfig | None = None,
     *,
     progress: Progress | None = None,
+    executor: Any = None,
 ) -> IndexManifest:
     """Chunk, index and write ``documents`` to ``out_dir``; returns the manifest written.
+
+    ``executor`` (:mod:`hoprag.executors`) embeds the chunks in shards for ``config.dense``
+    (:mod:`hoprag.index.embed_shards`: the same vector bytes as in one process).
 
     The index is built in a directory beside ``out_dir`` and renamed into place once complete
     (:mod:`hoprag.index.staging`): an existing index there is replaced only by a finished one, and
@@ -246,7 +250,7 @@ def build_index(
         seen.add(doc.id)
     stage = staging.open_stage(out)
     try:
-        manifest = _build_into(stage, docs, config, progress)
+        manifest = _build_into(stage, docs, config, progress, executor)
     except BaseException:
         staging.discard(stage)
         raise
@@ -256,7 +260,8 @@ def build_index(
     return manifest
 
 
-def _build_into(out: Path, docs: list[Document], config: IndexConfig, progress: Progress | None) -> IndexManifest:
+def _build_into(out: Path, docs: list[Document], config: IndexConfig, progress: Progress | None,
+                executor: Any = None) -> IndexManifest:
     """Chunk, index and write everything into the (new, empty) directory ``out``, manifest last."""
     chunks: list[Chunk] = []
     for i, doc in enumerate(docs, start=1):
@@ -273,8 +278,10 @@ def _build_into(out: Path, docs: list[Document], config: IndexConfig, progress: 
     vectors: np.ndarray | None = None
     dense_info: DenseInfo | None = None
     if config.dense:
-        embedder = make_embedder(config.embedder)
-        vectors = embed_in_batches(embedder, chunk_texts(chunks, doc_map), progress=progress)
+        from hoprag.index.embed_shards import embed_corpus
+
+        vectors, embedder = embed_corpus(config.embedder, chunk_texts(chunks, doc_map), executor=executor,
+                                         progress=progress)
         found = embedder.info()
         dense_info = DenseInfo(embedder=embedder.name, model_id=str(found["model_id"]), dim=embedder.dim,
                                count=len(chunks), weights_sha256=str(found["weights_sha256"]))
