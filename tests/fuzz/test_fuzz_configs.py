@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
-from fuzz_strategies import DATA, FUZZ, ROOT, damaged_bytes, dumps, ends_cleanly, jsonl_bytes, keys_of, mutated
-from fuzz_strategies import read_jsonl
+from fuzz_strategies import DATA, FUZZ, ROOT, damaged_bytes, dumps, ends_cleanly, keys_of, mutated
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -141,12 +140,28 @@ def test_damaged_index_manifest(work: Path, index_dir: Path, data: st.DataObject
 @FUZZ
 @given(data=st.data())
 def test_damaged_index_documents(work: Path, index_dir: Path, data: st.DataObject) -> None:
-    rows = read_jsonl(index_dir / "documents.jsonl")
+    raw = (index_dir / "corpus.sqlite").read_bytes()
     copy = work / "index-documents"
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(index_dir, copy)
-    (copy / "documents.jsonl").write_bytes(data.draw(jsonl_bytes(rows, keys_of(rows)), label="documents"))
-    ends_cleanly(lambda: _load_and_search(copy), "documents", copy.name)
+    how = data.draw(st.sampled_from(["truncate", "splice", "zero-page"]), label="damage")
+    at = data.draw(st.integers(0, len(raw) - 1), label="offset")
+    if how == "truncate":
+        damaged = raw[:at]
+    elif how == "splice":
+        damaged = raw[:at] + data.draw(st.binary(min_size=1, max_size=64), label="bytes") + raw[at + 1 :]
+    else:
+        page = at // 4096 * 4096
+        damaged = raw[:page] + bytes(4096) + raw[page + 4096 :]
+    (copy / "corpus.sqlite").write_bytes(damaged)
+
+    def load_search_and_read() -> None:
+        index = load_index(copy)
+        for hit in index.retriever().retrieve("pilot order form", k=3):
+            index.documents.get(hit.doc_id)
+            index.chunks.get(hit.chunk_id)
+
+    ends_cleanly(load_search_and_read, "corpus.sqlite", copy.name)
 
 
 @pytest.mark.parametrize("text", YAML_JUNK, ids=range(len(YAML_JUNK)))

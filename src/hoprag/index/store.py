@@ -1,22 +1,31 @@
-"""An index directory on disk: manifest, documents, chunks and the bm25s arrays.
+"""An index directory on disk: manifest, documents and chunks, the bm25s arrays, optional vectors.
 
-Layout of ``out_dir``::
+Layout of ``out_dir`` (format 2)::
 
-    manifest.json     what was built, from what, with which config (IndexManifest)
-    documents.jsonl   the documents, in corpus order
-    chunks.jsonl      the chunks, in bm25 index order
-    bm25/             bm25s.BM25.save output
+    manifest.json     what was built, from what, with which config, in how long (IndexManifest)
+    corpus.sqlite     documents and chunks in corpus order, looked up by position or id
+                      (:mod:`hoprag.index.corpus_db`)
+    chunk_doc.npy     int32 per chunk: its document's position
+    chunk_acl.npy     int16 per chunk: its document's ``acl`` class, a code into manifest ``acl_classes``
+    doc_acl.npy       int16 per document: the same codes
+    bm25/             bm25s.BM25.save output (the CSC score matrix and the vocabulary)
     vectors.npy       only with ``IndexConfig(dense=True)``: float32 (chunks x dim) unit vectors,
                       row i for chunk i, embedded by the embedder the manifest's ``dense`` names
 
-Loading reads the two JSONL files, the bm25s arrays and the vectors; the corpus is never
-re-tokenised or re-embedded (only queries are).
+Loading reads the manifest and memory-maps the arrays; documents and chunks are read lazily, when
+asked for, so a million-passage index opens in the time its arrays take. The corpus is never
+re-tokenised or re-embedded (only queries are), and corpus statistics come from the BM25 matrix
+(:mod:`hoprag.index.term_stats`). Building streams the corpus: each document is serialised once
+(the stored record and the corpus hash share it), chunked, written and tokenised in batches.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import resource
+import sys
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
@@ -31,18 +40,19 @@ from hoprag.acl import acl_counts
 from hoprag.errors import ConfigError, EmptyCorpusError, HopragError, IndexLoadError, InputError
 from hoprag.files import read_text
 from hoprag.index.base import Retriever
-from hoprag.index.bm25 import BM25Params, BM25Retriever
-from hoprag.index.dense import DenseRetriever, chunk_texts
-from hoprag.index.embedders import Embedder, make_embedder
+from hoprag.index.bm25 import BATCH, BM25Params, BM25Retriever, index_text
+from hoprag.index.corpus_db import CHUNK_ACL, CHUNK_DOC, DB_FILE, DOC_ACL, CorpusDB, CorpusWriter, StoredChunks, StoredDocuments, canonical_record
+from hoprag.index.dense import DenseRetriever
+from hoprag.index.embedders import Embedder, embed_in_batches, make_embedder
 from hoprag.index import staging
 from hoprag.index.hybrid import HybridRetriever
 from hoprag.index.tokenize import Tokenizer
 from hoprag.ingest.chunking import ChunkConfig, chunk_document
-from hoprag.jsonl import read_jsonl_dicts
-from hoprag.records import Chunk, Document
+from hoprag.records import Document
 
 __all__ = [
     "FORMAT_VERSION",
+    "BuildStats",
     "DenseInfo",
     "IndexConfig",
     "IndexManifest",
@@ -54,15 +64,15 @@ __all__ = [
     "load_index",
 ]
 
-FORMAT_VERSION = 1
+#: 2: documents and chunks in ``corpus.sqlite`` with numpy columns (1: two JSONL files parsed whole)
+FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
-DOCUMENTS = "documents.jsonl"
-CHUNKS = "chunks.jsonl"
 BM25_DIR = "bm25"
 VECTORS = "vectors.npy"
-#: every name an index directory may hold (``run.json``: the gate run stamp); a directory holding
-#: only these, but no manifest, is an interrupted build of the old in-place writer, safe to replace
-OWN_FILES = frozenset({MANIFEST, MANIFEST + ".tmp", DOCUMENTS, CHUNKS, BM25_DIR, VECTORS, "run.json"})
+#: every name an index directory may hold (``run.json``: the gate run stamp; the JSONL files: format
+#: 1); a directory holding only these, but no manifest, is an interrupted build, safe to replace
+OWN_FILES = frozenset({MANIFEST, MANIFEST + ".tmp", DB_FILE, CHUNK_DOC, CHUNK_ACL, DOC_ACL, BM25_DIR, VECTORS, "run.json",
+                       "documents.jsonl", "chunks.jsonl"})
 #: retrieval modes of :meth:`LoadedIndex.retriever`
 MODES = ("bm25", "dense", "hybrid")
 DENSE_FIX = "rebuild it with dense vectors: `hoprag index CORPUS --out DIR --dense` (needs pip install 'hoprag[dense]')"
@@ -101,6 +111,15 @@ class DenseInfo(BaseModel):
     weights_sha256: str
 
 
+class BuildStats(BaseModel):
+    """What a build cost: wall-clock seconds and the building process's peak resident memory."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seconds: float
+    peak_rss_mb: float
+
+
 class IndexManifest(BaseModel):
     """``manifest.json``: provenance of one built index."""
 
@@ -118,6 +137,7 @@ class IndexManifest(BaseModel):
     dense: DenseInfo | None = None
     #: documents per ``acl`` class as the corpus labels them (``""`` = no class); see :mod:`hoprag.acl`
     acl_classes: dict[str, int] = Field(default_factory=dict)
+    build: BuildStats | None = None
 
 
 def config_hash(config: IndexConfig) -> str:
@@ -138,21 +158,31 @@ def corpus_hash(documents: Iterable[Document]) -> str:
     """sha256 over every document's canonical JSON, in order (order matters: it fixes chunk order)."""
     digest = hashlib.sha256()
     for doc in documents:
-        digest.update(json.dumps(doc.to_dict(), sort_keys=True, ensure_ascii=False).encode("utf-8"))
-        digest.update(b"\n")
+        _digest(digest, canonical_record(doc))
     return digest.hexdigest()
 
 
+def _digest(digest: Any, record: str) -> None:
+    digest.update(record.encode("utf-8"))
+    digest.update(b"\n")
+
+
+def _peak_rss_mb() -> float:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KiB elsewhere
+
+
 class LoadedIndex:
-    """An index read back from disk: manifest, documents and chunks by id, the bm25 retriever and,
-    when built with ``dense=True``, the chunk vectors (the embedder is loaded on first use)."""
+    """An index read back from disk: manifest, documents and chunks by id (read-only mappings,
+    looked up lazily), the bm25 retriever and, when built with ``dense=True``, the chunk vectors
+    (the embedder is loaded on first use)."""
 
     def __init__(
         self,
         directory: Path,
         manifest: IndexManifest,
-        documents: dict[str, Document],
-        chunks: dict[str, Chunk],
+        documents: StoredDocuments,
+        chunks: StoredChunks,
         bm25: BM25Retriever,
         vectors: np.ndarray | None = None,
     ) -> None:
@@ -179,7 +209,7 @@ class LoadedIndex:
         if self._dense is not None and self._dense.min_score == min_score and self._dense.backend == backend:
             return self._dense
         embedder = self._embedder(info)
-        retriever = DenseRetriever(list(self.chunks.values()), self.documents, embedder, self.vectors,
+        retriever = DenseRetriever(self.chunks.in_order(), self.documents, embedder, self.vectors,
                                    min_score=min_score, backend=backend)  # type: ignore[arg-type]
         if min_score is None and backend == "exact":
             self._dense = retriever
@@ -219,38 +249,24 @@ def build_index(
     config: IndexConfig | None = None,
     *,
     progress: Progress | None = None,
-    executor: Any = None,
 ) -> IndexManifest:
     """Chunk, index and write ``documents`` to ``out_dir``; returns the manifest written.
 
-    ``executor`` (:mod:`hoprag.executors`) embeds the chunks in shards for ``config.dense``
-    (:mod:`hoprag.index.embed_shards`: the same vector bytes as in one process).
+    ``documents`` is read once, in order (an iterator works: nothing but the index's own arrays is
+    kept in memory). The index is built in a directory beside ``out_dir`` and renamed into place
+    once complete (:mod:`hoprag.index.staging`): an existing index there is replaced only by a
+    finished one, and a build that fails or is killed leaves it loadable. ``out_dir`` must not be a
+    file, nor a directory holding anything but an index.
 
-    The index is built in a directory beside ``out_dir`` and renamed into place once complete
-    (:mod:`hoprag.index.staging`): an existing index there is replaced only by a finished one, and
-    a build that is killed leaves it loadable. ``out_dir`` must not be a file, nor a directory
-    holding anything but an index.
-
-    ``progress(stage, done, total)`` is called for stages ``chunk``, ``tokenize``, ``index``,
-    ``embed`` (only with ``config.dense``) and ``write``.
+    ``progress(stage, done, total)`` is called for stages ``chunk`` (documents), ``tokenize``
+    (chunks, one batch at a time), ``index``, ``embed`` (only with ``config.dense``) and ``write``.
     """
     config = config or IndexConfig()
-    docs = list(documents)
     out = Path(out_dir)
     staging.check_target(out, manifest=MANIFEST, own_files=OWN_FILES)
-    if not docs:
-        raise EmptyCorpusError("the corpus has no documents", source=str(out),
-                               fix="give at least one document with 'id' and 'text'")
-    seen: set[str] = set()
-    for doc in docs:
-        if doc.id in seen:
-            raise InputError(
-                f"duplicate document id '{doc.id}'", field="id", fix="make document ids unique"
-            )
-        seen.add(doc.id)
     stage = staging.open_stage(out)
     try:
-        manifest = _build_into(stage, docs, config, progress, executor)
+        manifest = _build_into(stage, documents, config, progress, target=out)
     except BaseException:
         staging.discard(stage)
         raise
@@ -260,39 +276,74 @@ def build_index(
     return manifest
 
 
-def _build_into(out: Path, docs: list[Document], config: IndexConfig, progress: Progress | None,
-                executor: Any = None) -> IndexManifest:
-    """Chunk, index and write everything into the (new, empty) directory ``out``, manifest last."""
-    chunks: list[Chunk] = []
-    for i, doc in enumerate(docs, start=1):
-        chunks.extend(chunk_document(doc, config.chunk))
-        if progress and (i % 1000 == 0 or i == len(docs)):
-            progress("chunk", i, len(docs))
-    if not chunks:
-        raise EmptyCorpusError(
-            f"all {len(docs)} documents have empty text, nothing to index",
-            fix="give documents with non-empty 'text'",
-        )
-    doc_map = {d.id: d for d in docs}
-    retriever = BM25Retriever(chunks, doc_map, config.bm25, tokenizer=config.tokenizer(), progress=progress)
-    vectors: np.ndarray | None = None
-    dense_info: DenseInfo | None = None
-    if config.dense:
-        from hoprag.index.embed_shards import embed_corpus
-
-        vectors, embedder = embed_corpus(config.embedder, chunk_texts(chunks, doc_map), executor=executor,
-                                         progress=progress)
-        found = embedder.info()
-        dense_info = DenseInfo(embedder=embedder.name, model_id=str(found["model_id"]), dim=embedder.dim,
-                               count=len(chunks), weights_sha256=str(found["weights_sha256"]))
-    if progress:
-        progress("write", 0, 3)
-    _write_jsonl(out / DOCUMENTS, (d.to_dict() for d in docs))
-    _write_jsonl(out / CHUNKS, (c.to_dict() for c in chunks))
+def _build_into(
+    out: Path, documents: Iterable[Document], config: IndexConfig, progress: Progress | None, *, target: Path
+) -> IndexManifest:
+    """Stream the corpus into the (new, empty) directory ``out``: rows, tokens, then arrays, manifest last."""
+    started = time.perf_counter()
+    total = len(documents) if hasattr(documents, "__len__") else 0  # type: ignore[arg-type]
+    writer = CorpusWriter(out)
+    try:
+        builder = BM25Retriever.builder(config.bm25, config.tokenizer())
+        digest = hashlib.sha256()
+        seen: set[str] = set()
+        acl: dict[str, int] = {}
+        texts: list[str] = []
+        dense_texts: list[str] = []
+        for i, doc in enumerate(documents, start=1):
+            if doc.id in seen:
+                raise InputError(f"duplicate document id '{doc.id}'", field="id", fix="make document ids unique")
+            seen.add(doc.id)
+            record = canonical_record(doc)  # one serialisation: stored, and digested for the corpus hash
+            _digest(digest, record)
+            chunks = chunk_document(doc, config.chunk)
+            writer.add(doc, record, chunks)
+            acl[doc.acl] = acl.get(doc.acl, 0) + 1
+            texts.extend(index_text(c, doc.title) for c in chunks)
+            if len(texts) >= BATCH:
+                builder.add(texts)
+                dense_texts.extend(texts if config.dense else ())
+                texts = []
+                if progress:
+                    progress("chunk", i, total or i)
+                    progress("tokenize", builder.count, builder.count)
+        builder.add(texts)
+        dense_texts.extend(texts if config.dense else ())
+        del texts, seen
+        if progress:
+            progress("chunk", writer.documents, writer.documents)
+            progress("tokenize", builder.count, builder.count)
+        if not writer.documents:
+            raise EmptyCorpusError("the corpus has no documents", source=str(target),
+                                   fix="give at least one document with 'id' and 'text'")
+        if not writer.chunks:
+            raise EmptyCorpusError(
+                f"all {writer.documents} documents have empty text, nothing to index",
+                fix="give documents with non-empty 'text'",
+            )
+        if progress:
+            progress("index", 0, writer.chunks)
+        model = builder.finish()
+        del builder
+        if progress:
+            progress("index", writer.chunks, writer.chunks)
+            progress("write", 0, 3)
+        acl_classes = dict(sorted(acl.items()))
+        writer.close(list(acl_classes))
+    except BaseException:
+        writer.abort()
+        raise
     if progress:
         progress("write", 1, 3)
-    retriever.save(out / BM25_DIR)
-    if vectors is not None:
+    model.save(str(out / BM25_DIR), show_progress=False)
+    del model
+    dense_info: DenseInfo | None = None
+    if config.dense:
+        embedder = make_embedder(config.embedder)
+        vectors = embed_in_batches(embedder, dense_texts, progress=progress)
+        found = embedder.info()
+        dense_info = DenseInfo(embedder=embedder.name, model_id=str(found["model_id"]), dim=embedder.dim,
+                               count=writer.chunks, weights_sha256=str(found["weights_sha256"]))
         with (out / VECTORS).open("wb") as handle:
             np.save(handle, np.ascontiguousarray(vectors, dtype=np.float32), allow_pickle=False)
     if progress:
@@ -301,20 +352,24 @@ def _build_into(out: Path, docs: list[Document], config: IndexConfig, progress: 
         hoprag_version=__version__,
         config=config,
         config_hash=config_hash(config),
-        document_count=len(docs),
-        chunk_count=len(chunks),
-        corpus_hash=corpus_hash(docs),
+        document_count=writer.documents,
+        chunk_count=writer.chunks,
+        corpus_hash=digest.hexdigest(),
         created_at=datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
         artifact_id=uuid.uuid4().hex,
         dense=dense_info,
-        acl_classes=acl_counts(docs),
+        acl_classes=acl_classes,
+        build=BuildStats(seconds=round(time.perf_counter() - started, 3), peak_rss_mb=round(_peak_rss_mb(), 1)),
     )
     (out / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return manifest
 
 
-def load_index(directory: str | Path, *, mmap: bool = False) -> LoadedIndex:
-    """Read an index directory written by :func:`build_index`; problems raise :class:`IndexLoadError`."""
+def load_index(directory: str | Path, *, mmap: bool = True) -> LoadedIndex:
+    """Open an index directory written by :func:`build_index`; problems raise :class:`IndexLoadError`.
+
+    Only the manifest and the BM25 vocabulary are parsed; the score matrix and the vectors are
+    memory-mapped (``mmap=False`` reads them into memory), documents and chunks read on demand."""
     path = Path(directory)
     fix = "run `hoprag index CORPUS --out DIR` to (re)build it"
     if path.exists() and not path.is_dir():  # e.g. the corpus file or the cases file, given in its place
@@ -334,7 +389,8 @@ def load_index(directory: str | Path, *, mmap: bool = False) -> LoadedIndex:
         raise IndexLoadError(f"{manifest_path}: unreadable manifest ({first}). Fix: {fix}") from None
     if manifest.format_version != FORMAT_VERSION:
         raise IndexLoadError(
-            f"{path}: index format {manifest.format_version}, this hoprag reads {FORMAT_VERSION}. Fix: {fix}"
+            f"{path}: index format {manifest.format_version}, this hoprag reads {FORMAT_VERSION}. "
+            f"Fix: rebuild it from its corpus with `hoprag index CORPUS --out {path}`"
         )
     recomputed = config_hash(manifest.config)
     if recomputed != manifest.config_hash:
@@ -343,26 +399,17 @@ def load_index(directory: str | Path, *, mmap: bool = False) -> LoadedIndex:
             f"(which hashes to {recomputed}): the manifest was edited, or written by an incompatible hoprag. "
             f"Fix: rebuild the index with `hoprag index CORPUS --out {path}`"
         )
+    db = CorpusDB(path, documents=manifest.document_count, chunks=manifest.chunk_count,
+                  acl_classes=list(manifest.acl_classes), fix=fix)
+    documents, chunks = StoredDocuments(db), StoredChunks(db)
     try:
-        documents = [Document.from_dict(d) for d in _read_jsonl(path / DOCUMENTS)]
-        chunk_list = [Chunk.from_dict(c) for c in _read_jsonl(path / CHUNKS)]
-    except InputError as exc:
-        raise IndexLoadError(f"{path}: corrupted documents or chunks ({_reason(exc)}). Fix: {fix}") from None
-    except (KeyError, TypeError, ValueError) as exc:
-        raise IndexLoadError(f"{path}: corrupted documents or chunks ({exc!r}). Fix: {fix}") from None
-    if len(documents) != manifest.document_count or len(chunk_list) != manifest.chunk_count:
-        raise IndexLoadError(
-            f"{path}: manifest says {manifest.document_count} documents / {manifest.chunk_count} chunks, "
-            f"files hold {len(documents)} / {len(chunk_list)}. Fix: {fix}"
-        )
-    doc_map = {d.id: d for d in documents}
-    try:
-        bm25 = BM25Retriever.load(path / BM25_DIR, chunk_list, doc_map, manifest.config.bm25,
+        bm25 = BM25Retriever.load(path / BM25_DIR, chunks.in_order(), documents, manifest.config.bm25,
                                   tokenizer=manifest.config.tokenizer(), mmap=mmap)
     except (OSError, ValueError, KeyError, HopragError) as exc:
         raise IndexLoadError(f"{path}: bm25 index unreadable ({exc}). Fix: {fix}") from None
+    chunks.term_stats = bm25.term_stats()
     vectors = _load_vectors(path, manifest, mmap=mmap) if manifest.dense is not None else None
-    return LoadedIndex(path, manifest, doc_map, {c.id: c for c in chunk_list}, bm25, vectors)
+    return LoadedIndex(path, manifest, documents, chunks, bm25, vectors)
 
 
 def _load_vectors(path: Path, manifest: IndexManifest, *, mmap: bool) -> np.ndarray:
@@ -381,19 +428,7 @@ def _load_vectors(path: Path, manifest: IndexManifest, *, mmap: bool) -> np.ndar
     return vectors
 
 
-def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-
-
 def _reason(exc: InputError) -> str:
     """An input error's message without its fix: an index file is rebuilt, not edited by hand."""
     text = str(exc)
     return text[: -len(f". Fix: {exc.fix}")] if exc.fix and text.endswith(f". Fix: {exc.fix}") else text
-
-
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        raise ValueError(f"{path.name} is missing")
-    return [obj for _, obj in read_jsonl_dicts(path, "index file")]
