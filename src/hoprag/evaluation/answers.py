@@ -33,11 +33,12 @@ import string
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from hoprag.datasets.schema import Case
 from hoprag.records import Trace
 
-_PUNCT = set(string.punctuation)
+_DROP_PUNCT = str.maketrans("", "", string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _SPECIAL = ("yes", "no", "noanswer")
 
@@ -64,10 +65,11 @@ def rules_for(case: Case) -> AnswerRules:
     return RULES_BY_DATASET.get(case.dataset or "", SQUAD)
 
 
+@lru_cache(maxsize=65536)  # golds are normalised once per measure and per prediction
 def normalize(text: str) -> str:
     """SQuAD answer normalisation (shared by every profile)."""
     text = text.lower()
-    text = "".join(ch for ch in text if ch not in _PUNCT)
+    text = text.translate(_DROP_PUNCT)
     text = _ARTICLES.sub(" ", text)
     return " ".join(text.split())
 

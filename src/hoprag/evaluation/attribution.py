@@ -32,6 +32,7 @@ from typing import Protocol, runtime_checkable
 from hoprag.datasets.schema import Case
 from hoprag.evaluation.graph import item_relevant
 from hoprag.evaluation.matching import locate
+from hoprag.evaluation.memo import memoized
 from hoprag.pipeline.text import content_tokens
 from hoprag.records import Claim, Evidence, Hit, Trace
 
@@ -121,8 +122,15 @@ def _cited_text(case: Case, item: Evidence | Hit) -> str:
 
 
 def attribute(case: Case, trace: Trace, judge: Judge | None = None) -> Attribution:
-    """Judge every claim of ``trace.answer`` against the text it cites; see the module doc."""
+    """Judge every claim of ``trace.answer`` against the text it cites; see the module doc.
+
+    Within an evaluation the result is kept per (case, trace, judge): the failure diagnosis and the
+    citation-support measure judge each answer once."""
     judge = judge or TokenContainmentJudge()
+    return memoized("attribution", (case, trace, judge), lambda: _attribute(case, trace, judge))
+
+
+def _attribute(case: Case, trace: Trace, judge: Judge) -> Attribution:
     logged = _logged(trace)
     results: list[ClaimResult] = []
     unlogged = missing = 0

@@ -35,6 +35,7 @@ from hoprag.evaluation.attribution import Judge, TokenContainmentJudge, claim_re
 from hoprag.evaluation.failures import Diagnosis, diagnose, failure_counts
 from hoprag.evaluation.graph import check_cases
 from hoprag.evaluation.measures import Measure, default_measures
+from hoprag.evaluation.memo import evaluation_memo
 from hoprag.evaluation.paths import Hop2Recall, Hop3Recall, PathPrecision
 from hoprag.evaluation.runner import _aggregate_rows, evaluate
 from hoprag.evaluation.stopping import summarize_profiles, trace_profile
@@ -163,6 +164,25 @@ def evaluate_chains(
     With ``label_report`` (:func:`hoprag.datasets.labels.verify_labels`), cases with a label error are
     not scored: each is listed in ``exclusions`` with its problems and counted in the aggregate.
     """
+    with evaluation_memo():
+        return _evaluate_chains(cases, traces, ks, oracle_traces=oracle_traces, corpus_ids=corpus_ids, context_k=context_k,
+                                judge=judge, dataset_version=dataset_version, exclusions=exclusions,
+                                label_report=label_report)
+
+
+def _evaluate_chains(
+    cases: Sequence[Case],
+    traces: Iterable[Trace],
+    ks: Iterable[int],
+    *,
+    oracle_traces: Iterable[Trace] | None,
+    corpus_ids: Collection[str] | None,
+    context_k: int | None,
+    judge: Judge | None,
+    dataset_version: str | None,
+    exclusions: Sequence[dict[str, Any]],
+    label_report: LabelReport | None,
+) -> ChainReport:
     ks = tuple(dict.fromkeys(ks))
     cases, traces, label_exclusions = _drop_broken_labels(cases, traces, label_report)
     cases = check_cases(cases)

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from hoprag.datasets.schema import Case
 from hoprag.evaluation.answers import answer_em
 from hoprag.evaluation.attribution import Judge, attribute, cited_items, claim_recall
-from hoprag.evaluation.graph import chain_layers, retrieved_items
+from hoprag.evaluation.graph import chain_layers, context_facts, fact_layers, retrieved_items
 from hoprag.evaluation.matching import MISSING_SOURCE_PREFIX, covered_facts
 from hoprag.pipeline.text import fold
 from hoprag.records import Trace
@@ -128,7 +128,7 @@ def diagnose(
         if not present:
             gone = sorted({f for c in chains for f in c if not _present(case, f, corpus_ids)})
             return Diagnosis(cid, False, "missing_corpus_fact", detail=f"absent facts: {gone}")
-        context = covered_facts(case, trace.evidence[:context_k] if context_k else trace.evidence)
+        context = context_facts(case, trace, context_k)
         chain_ok = any(set(c) <= context for c in present)
         if not chain_ok:
             return _retrieval_failure(case, trace, present)
@@ -154,7 +154,7 @@ def diagnose(
 
 def _retrieval_failure(case: Case, trace: Trace, chains: list[list[str]]) -> Diagnosis:
     cid = case.case_id
-    layers = case.fact_layers()
+    layers = fact_layers(case)
     found = covered_facts(case, retrieved_items(trace))
     if any(set(c) <= found for c in chains):
         return Diagnosis(cid, False, "selection_loss", detail="a full chain was retrieved but not kept in the context")

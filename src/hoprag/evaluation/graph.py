@@ -16,11 +16,21 @@ of a whole fact (every span) is :func:`hoprag.evaluation.matching.covered_facts`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 from hoprag.datasets.schema import Case, find_cycle
 from hoprag.errors import InputError
-from hoprag.evaluation.matching import MISSING_SOURCE_PREFIX, Located, locate, overlaps
+from hoprag.evaluation.matching import (
+    MISSING_SOURCE_PREFIX,
+    Located,
+    covered_facts,
+    covered_within,
+    first_cover,
+    locate,
+    overlaps,
+)
+from hoprag.evaluation.memo import memoized
 from hoprag.records import Evidence, Hit, Trace
 
 
@@ -77,9 +87,14 @@ def check_cases(cases: Iterable[Case], *, source: str | None = None) -> list[Cas
     return out
 
 
+def fact_layers(case: Case) -> dict[str, int]:
+    """``case.fact_layers()``, computed once per case during an evaluation (do not mutate it)."""
+    return memoized("fact_layers", (case,), case.fact_layers)
+
+
 def chain_layers(case: Case, chain: Sequence[str], layers: dict[str, int] | None = None) -> dict[int, set[str]]:
     """Facts of ``chain`` grouped by graph layer."""
-    layers = layers if layers is not None else case.fact_layers()
+    layers = layers if layers is not None else fact_layers(case)
     out: dict[int, set[str]] = {}
     for fact in chain:
         out.setdefault(layers.get(fact, 1), set()).add(fact)
@@ -88,7 +103,7 @@ def chain_layers(case: Case, chain: Sequence[str], layers: dict[str, int] | None
 
 def max_layer(case: Case) -> int:
     """The deepest layer of any valid chain's fact (0 when the case has no chain)."""
-    layers = case.fact_layers()
+    layers = fact_layers(case)
     return max((layers.get(f, 1) for chain in case.valid_chains for f in chain), default=0)
 
 
@@ -118,6 +133,34 @@ def step_candidates(trace: Trace, k: int | None = None) -> list[Hit]:
         ranked = sorted(step.hits, key=lambda h: h.rank)
         hits.extend(ranked if k is None else ranked[:k])
     return hits
+
+
+def evidence_cover(case: Case, trace: Trace) -> dict[str, int]:
+    """:func:`~hoprag.evaluation.matching.first_cover` of the evidence: fact -> smallest k such that
+    ``trace.evidence[:k]`` covers it (once per case and trace within an evaluation)."""
+    return memoized("evidence_cover", (case, trace), lambda: first_cover(case, enumerate(trace.evidence, start=1)))
+
+
+def context_facts(case: Case, trace: Trace, context_k: int | None = None) -> set[str]:
+    """Facts covered by the context, ``trace.evidence[:context_k]`` (all of it when ``context_k`` is
+    unset or 0)."""
+    if context_k is not None and context_k < 0:
+        return covered_facts(case, trace.evidence[:context_k])
+    return covered_within(evidence_cover(case, trace), context_k or math.inf)
+
+
+def step_cover(case: Case, trace: Trace, hop: int | None = None) -> dict[str, int]:
+    """Fact -> smallest k such that the first k hits (by rank) of every step cover it; with ``hop``,
+    of the steps at that hop only (``hop=1``: hop-1 candidates). Once per case and trace."""
+
+    def compute() -> dict[str, int]:
+        positioned: list[tuple[int, Hit]] = []
+        for step in trace.steps:
+            if hop is None or step.hop == hop:
+                positioned.extend(enumerate(sorted(step.hits, key=lambda h: h.rank), start=1))
+        return first_cover(case, positioned)
+
+    return memoized(f"step_cover:{hop}", (case, trace), compute)
 
 
 def retrieved_items(trace: Trace) -> list[Hit]:

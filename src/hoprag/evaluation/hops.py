@@ -21,7 +21,9 @@ starting fact.
 from __future__ import annotations
 
 from hoprag.datasets.schema import Case
-from hoprag.evaluation.matching import covered_facts
+from hoprag.evaluation.graph import evidence_cover, fact_layers, step_cover
+from hoprag.evaluation.matching import covered_within
+from hoprag.evaluation.memo import memoized
 from hoprag.records import Hit, Trace
 
 
@@ -36,10 +38,15 @@ def has_chains(case: Case) -> bool:
 
 
 def starting_facts(case: Case) -> list[set[str]]:
-    """Per valid chain, its facts at dependency depth 1 (chains without one are left out)."""
-    layers = case.fact_layers()
-    starts = [{f for f in chain if layers.get(f) == 1} for chain in case.valid_chains]
-    return [s for s in starts if s]
+    """Per valid chain, its facts at dependency depth 1 (chains without one are left out); shared
+    within an evaluation, so callers must not mutate it."""
+
+    def compute() -> list[set[str]]:
+        layers = fact_layers(case)
+        starts = [{f for f in chain if layers.get(f) == 1} for chain in case.valid_chains]
+        return [s for s in starts if s]
+
+    return memoized("starting_facts", (case,), compute)
 
 
 def has_starting_facts(case: Case) -> bool:
@@ -51,7 +58,7 @@ def chain_coverage(case: Case, trace: Trace, k: int | None) -> float | None:
     k = _require_k(k, "chain_coverage")
     if not case.valid_chains:
         return None
-    covered = covered_facts(case, trace.evidence[:k])
+    covered = covered_within(evidence_cover(case, trace), k)
     return float(any(set(chain) <= covered for chain in case.valid_chains))
 
 
@@ -70,7 +77,7 @@ def hop1_recall(case: Case, trace: Trace, k: int | None) -> float | None:
     starts = starting_facts(case)
     if not starts:
         return None
-    covered = covered_facts(case, hop1_candidates(trace, k))
+    covered = covered_within(step_cover(case, trace, hop=1), k)  # the facts hop1_candidates(trace, k) cover
     return max(len(s & covered) / len(s) for s in starts)
 
 

@@ -12,14 +12,22 @@ counts as overlapped when ``a <= s < b`` (it marks a point). Items without offse
 document-level pipelines: finding the document is the best they can say, so it counts. A fact
 whose ``source_id`` starts with ``"missing:"`` (an importer could not locate its source) is never
 covered.
+
+Measures at several cutoffs ask the same question of growing prefixes of one list (the first k
+evidence entries, the first k hits of each step). Coverage only grows with the prefix, so
+:func:`first_cover` answers it once: for each fact, the smallest position ``p`` such that the items
+at positions ``<= p`` cover it; the facts covered at cutoff ``k`` are those with ``p <= k``
+(:func:`covered_within`), the same set :func:`covered_facts` gives for the prefix.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from hoprag.datasets.schema import Case, Fact, Span
+from hoprag.evaluation.memo import memoized
 from hoprag.records import Evidence, Hit
 
 MISSING_SOURCE_PREFIX = "missing:"
@@ -68,14 +76,79 @@ def fact_covered(fact: Fact, items: Iterable[Hit | Evidence | Located]) -> bool:
     return all(any(overlaps(a, b, span) for a, b in ranges) for span in fact.spans)
 
 
-def covered_facts(case: Case, items: Iterable[Hit | Evidence | Located]) -> set[str]:
-    """Ids of the case's facts that ``items`` cover."""
-    located = [item if isinstance(item, Located) else locate(item) for item in items]
-    by_doc: dict[str, list[Located]] = {}
-    for loc in located:
-        by_doc.setdefault(loc.doc_id, []).append(loc)
-    return {
-        fact_id
+def _located_facts(case: Case) -> tuple[frozenset[str], tuple[tuple[str, str, list[Span]], ...]]:
+    """The sources of the case's facts, and ``(fact_id, source_id, spans)`` in ``case.facts`` order;
+    facts of a ``missing:`` source are left out (never covered)."""
+    facts = tuple(
+        (fact_id, fact.source_id, fact.spans)
         for fact_id, fact in case.facts.items()
-        if fact_covered(fact, by_doc.get(fact.source_id, ()))
-    }
+        if not fact.source_id.startswith(MISSING_SOURCE_PREFIX)
+    )
+    return frozenset(source for _, source, _ in facts), facts
+
+
+def covered_facts(case: Case, items: Iterable[Hit | Evidence | Located]) -> set[str]:
+    """Ids of the case's facts that ``items`` cover (the rule of :func:`fact_covered`, per fact)."""
+    sources, facts = memoized("located_facts", (case,), lambda: _located_facts(case))
+    ranges: dict[str, list[tuple[int, int]]] = {}
+    unlocated: set[str] = set()  # documents found by an item without offsets: all their facts are covered
+    for item in items:
+        hit = item.hit if isinstance(item, Evidence) else item
+        doc = hit.doc_id
+        if doc not in sources:
+            continue
+        start, end = hit.start, hit.end
+        if start is None or end is None:
+            unlocated.add(doc)
+        else:
+            ranges.setdefault(doc, []).append((start, end))
+    covered: set[str] = set()
+    for fact_id, source, spans in facts:
+        if source in unlocated:
+            covered.add(fact_id)
+            continue
+        found = ranges.get(source)
+        if found and (not spans or all(any(overlaps(a, b, span) for a, b in found) for span in spans)):
+            covered.add(fact_id)
+    return covered
+
+
+def first_cover(case: Case, positioned: Iterable[tuple[int, Hit | Evidence | Located]]) -> dict[str, int]:
+    """For each fact some prefix covers, the smallest position ``p`` at which the items of position
+    ``<= p`` cover it, in ``case.facts`` order (positions need not be sorted or distinct).
+
+    Per fact: an item of its source without offsets covers it from that item's position on; a fact
+    without spans is covered by its source's first item; otherwise every span needs an overlapping
+    item, so the fact is covered from the latest of its spans' earliest overlapping positions.
+    """
+    sources, facts = memoized("located_facts", (case,), lambda: _located_facts(case))
+    ranges: dict[str, list[tuple[int, int, int]]] = {}
+    unlocated: dict[str, int] = {}
+    for position, item in positioned:
+        hit = item.hit if isinstance(item, Evidence) else item
+        doc = hit.doc_id
+        if doc not in sources:
+            continue
+        start, end = hit.start, hit.end
+        if start is None or end is None:
+            if position < unlocated.get(doc, math.inf):
+                unlocated[doc] = position
+        else:
+            ranges.setdefault(doc, []).append((position, start, end))
+    out: dict[str, int] = {}
+    for fact_id, source, spans in facts:
+        best = unlocated.get(source, math.inf)
+        found = ranges.get(source, ())
+        if not spans:
+            best = min([best, *(p for p, _, _ in found)])
+        elif found:
+            latest = max(min((p for p, a, b in found if overlaps(a, b, span)), default=math.inf) for span in spans)
+            best = min(best, latest)
+        if best != math.inf:
+            out[fact_id] = int(best)
+    return out
+
+
+def covered_within(cover: Mapping[str, int], cutoff: float) -> set[str]:
+    """The facts of a :func:`first_cover` map covered by the items at positions ``<= cutoff``."""
+    return {fact_id for fact_id, position in cover.items() if position <= cutoff}

@@ -26,9 +26,10 @@ from __future__ import annotations
 from functools import partial
 
 from hoprag.datasets.schema import Case
-from hoprag.evaluation.graph import chain_fact_ids, chain_layers, item_relevant, step_candidates
-from hoprag.evaluation.matching import covered_facts
+from hoprag.evaluation.graph import chain_fact_ids, chain_layers, fact_layers, item_relevant, step_cover
+from hoprag.evaluation.matching import covered_within
 from hoprag.evaluation.measures import Measure
+from hoprag.evaluation.memo import memoized
 from hoprag.records import Trace
 
 
@@ -46,15 +47,29 @@ def path_precision(case: Case, trace: Trace, k: int | None) -> float | None:
     selected = trace.evidence[:k]
     if not selected:
         return 0.0
-    facts = chain_fact_ids(case)
-    return sum(1 for e in selected if item_relevant(case, e, facts)) / len(selected)
+    return sum(_relevant_evidence(case, trace)[:k]) / len(selected)
+
+
+def _relevant_evidence(case: Case, trace: Trace) -> list[bool]:
+    """Per evidence entry, whether it is relevant to a chain fact (once per case and trace)."""
+
+    def compute() -> list[bool]:
+        facts = chain_fact_ids(case)
+        return [item_relevant(case, e, facts) for e in trace.evidence]
+
+    return memoized("relevant_evidence", (case, trace), compute)
 
 
 def layer_sets(case: Case, layer: int) -> list[set[str]]:
-    """Per valid chain, its facts at ``layer`` (chains without one are left out)."""
-    layers = case.fact_layers()
-    found = [chain_layers(case, chain, layers).get(layer, set()) for chain in case.valid_chains]
-    return [s for s in found if s]
+    """Per valid chain, its facts at ``layer`` (chains without one are left out); shared within an
+    evaluation, so callers must not mutate it."""
+
+    def compute() -> list[set[str]]:
+        layers = fact_layers(case)
+        found = [chain_layers(case, chain, layers).get(layer, set()) for chain in case.valid_chains]
+        return [s for s in found if s]
+
+    return memoized(f"layer_sets:{layer}", (case,), compute)
 
 
 def layer_recall(case: Case, trace: Trace, k: int | None, *, layer: int) -> float | None:
@@ -63,7 +78,7 @@ def layer_recall(case: Case, trace: Trace, k: int | None, *, layer: int) -> floa
     targets = layer_sets(case, layer)
     if not targets:
         return None
-    covered = covered_facts(case, step_candidates(trace, k))
+    covered = covered_within(step_cover(case, trace), k)  # the facts step_candidates(trace, k) cover
     return max(len(s & covered) / len(s) for s in targets)
 
 

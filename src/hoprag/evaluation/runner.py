@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from hoprag.datasets.schema import Case
 from hoprag.errors import InputError
 from hoprag.evaluation.latency import percentile
 from hoprag.evaluation.measures import Measure, default_measures
+from hoprag.evaluation.memo import evaluation_memo
 from hoprag.records import Trace
 from hoprag.traces_file import read_trace_dicts
 
@@ -142,7 +144,8 @@ def evaluate(
             duplicate_ids.append(trace.case_id)
         by_case[trace.case_id] = trace  # the last one wins
 
-    rows = [_row(case, by_case.get(case.case_id), chosen) for case in known.values()]
+    with evaluation_memo():
+        rows = [_row(case, by_case.get(case.case_id), chosen, labels) for case in known.values()]
     aggregate = _aggregate_rows(rows, chosen)
     aggregate["unknown_traces"] = unknown
     aggregate["duplicate_traces"] = duplicates
@@ -153,14 +156,14 @@ def evaluate(
                       duplicate_case_ids=tuple(dict.fromkeys(duplicate_ids)))
 
 
-def _row(case: Case, trace: Trace | None, measures: Sequence[Measure]) -> dict[str, Any]:
+def _row(case: Case, trace: Trace | None, measures: Sequence[Measure], labels: Sequence[str]) -> dict[str, Any]:
     row: dict[str, Any] = {
         "case_id": case.case_id,
         "question_type": case.question_type,
         "dataset": case.dataset,
     }
-    for measure in measures:
-        row[str(measure)] = measure.compute(case, trace)
+    for label, measure in zip(labels, measures):
+        row[label] = measure.compute(case, trace)
     row["stop_reason"] = None if trace is None else trace.stop_reason
     row["missing_trace"] = trace is None
     return row
@@ -170,7 +173,7 @@ def _aggregate_rows(rows: Sequence[dict[str, Any]], measures: Sequence[Measure])
     out: dict[str, Any] = {"cases": len(rows), "missing_traces": sum(bool(r["missing_trace"]) for r in rows)}
     for measure in measures:
         label = str(measure)
-        values = [float(r[label]) for r in rows if r[label] is not None]
+        values = [float(v) for v in map(itemgetter(label), rows) if v is not None]
         for summary in measure.summaries:
             if summary == "mean":
                 out[label] = sum(values) / len(values) if values else None

@@ -28,7 +28,7 @@ from typing import Any
 
 from hoprag.datasets.schema import Case
 from hoprag.evaluation.latency import trace_latency_ms
-from hoprag.evaluation.matching import covered_facts
+from hoprag.evaluation.graph import context_facts
 from hoprag.pipeline.text import fold
 from hoprag.records import Answer, Trace
 
@@ -39,7 +39,7 @@ _TIMEOUT_WORDS = ("timeout", "timed_out", "budget", "deadline")
 def chain_complete(case: Case, trace: Trace, context_k: int | None = None) -> bool:
     if not case.valid_chains:
         return True
-    covered = covered_facts(case, trace.evidence[:context_k] if context_k else trace.evidence)
+    covered = context_facts(case, trace, context_k)
     return any(set(chain) <= covered for chain in case.valid_chains)
 
 

@@ -32,9 +32,10 @@ answer predicts nothing (EM = F1 = 0).
 
 from __future__ import annotations
 
-from hoprag.datasets.schema import Case
+from hoprag.datasets.schema import Case, Fact
 from hoprag.evaluation.matching import MISSING_SOURCE_PREFIX, overlaps
 from hoprag.evaluation.measures import Measure
+from hoprag.evaluation.memo import memoized
 from hoprag.ingest.chunking import sentence_spans
 from hoprag.records import Evidence, Trace
 from hoprag.redact import source_length, source_offset
@@ -116,15 +117,15 @@ def _chain_scores(case: Case, chain: list[str], predicted: list[Sentence]) -> tu
     """``(f1, em)`` of the predicted sentences against one chain's facts."""
     facts = [case.facts[f] for f in chain]
 
-    def hits(sentence: Sentence, fact_index: int) -> bool:
-        fact = facts[fact_index]
+    def hits(sentence: Sentence, fact: Fact) -> bool:
         doc, a, b = sentence
         if fact.source_id != doc or not fact.spans:
             return False
         return any(overlaps(a, b, span) for span in fact.spans)
 
-    true_pos = sum(1 for s in predicted if any(hits(s, i) for i in range(len(facts))))
-    found = sum(1 for i in range(len(facts)) if any(hits(s, i) for s in predicted))
+    matrix = [[hits(s, fact) for fact in facts] for s in predicted]  # sentence x fact
+    true_pos = sum(1 for row in matrix if any(row))
+    found = sum(1 for i in range(len(facts)) if any(row[i] for row in matrix))
     precision = true_pos / len(predicted) if predicted else 0.0
     recall = found / len(facts) if facts else 0.0
     f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
@@ -132,10 +133,13 @@ def _chain_scores(case: Case, chain: list[str], predicted: list[Sentence]) -> tu
 
 
 def _best(case: Case, trace: Trace) -> tuple[float, float] | None:
-    predicted = predicted_sentences(trace)
-    if predicted is None:
-        return None
-    return max(_chain_scores(case, chain, predicted) for chain in case.valid_chains if chain)
+    def compute() -> tuple[float, float] | None:  # shared by sp_em and sp_f1
+        predicted = predicted_sentences(trace)
+        if predicted is None:
+            return None
+        return max(_chain_scores(case, chain, predicted) for chain in case.valid_chains if chain)
+
+    return memoized("support_best", (case, trace), compute)
 
 
 def sp_f1(case: Case, trace: Trace, k: int | None = None) -> float | None:
