@@ -20,6 +20,7 @@ from hoprag import __version__
 from hoprag.acl import acl_counts
 from hoprag.errors import ConfigError, EmptyCorpusError, InputError
 from hoprag.index.bm25 import index_text
+from hoprag.index.filters import FILTER_FIELDS
 from hoprag.index.pg_schema import PG_FORMAT, Connections, PgTarget, index_ddl, parse_target, quote, schema_ddl
 from hoprag.index.store import DenseInfo, IndexConfig, IndexManifest, config_hash, corpus_hash
 from hoprag.ingest.chunking import chunk_document
@@ -28,14 +29,13 @@ from hoprag.records import Chunk, Document
 __all__ = ["build_pg_index", "filter_keys"]
 
 Progress = Callable[[str, int, int], None]
-_FIELDS = ("id", "doc_id", "title", "source", "version", "timestamp", "doc_type", "acl")
 _SCALARS = (str, int, float, bool)
 
 
 def filter_keys(doc: Document) -> dict[str, list[str]]:
     """The strings each filter field matches for ``doc`` (the local index's rules: values compare
     as ``str(value)``; a metadata list matches any of its scalar items)."""
-    keys = {f: [str(getattr(doc, "id" if f == "doc_id" else f))] for f in _FIELDS}
+    keys = {f: [str(getattr(doc, "id" if f == "doc_id" else f))] for f in FILTER_FIELDS}
     for key, value in doc.metadata.items():
         items = value if isinstance(value, (list, tuple)) else [value]
         keys[f"metadata.{key}"] = [str(v) for v in items if v is not None and isinstance(v, _SCALARS)]

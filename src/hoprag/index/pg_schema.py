@@ -130,7 +130,7 @@ class Connections:
     connection. A failure to connect is one :class:`IndexLoadError` naming the (password-hidden) URL.
     """
 
-    def __init__(self, target: PgTarget, *, keep: int = 4) -> None:
+    def __init__(self, target: PgTarget, *, keep: int = 8) -> None:
         self.target = target
         self._idle: queue.LifoQueue[Any] = queue.LifoQueue(maxsize=keep)
         self._psycopg = _psycopg()

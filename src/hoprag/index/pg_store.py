@@ -30,6 +30,7 @@ from pydantic import ValidationError
 from hoprag.acl import Clearance, resolve_clearance
 from hoprag.errors import ConfigError, IndexLoadError
 from hoprag.index.base import Filters, Retriever
+from hoprag.index.filters import FILTER_FIELDS
 from hoprag.index.hybrid import HybridRetriever
 from hoprag.index.pg_schema import PG_FORMAT, Connections, PgTarget, parse_target, quote
 from hoprag.index.store import DENSE_FIX, MODES, DenseInfo, IndexManifest, config_hash
@@ -38,7 +39,6 @@ from hoprag.records import Chunk, Document, Hit
 __all__ = ["PG_BACKENDS", "PgBM25Retriever", "PgDenseRetriever", "PgIndex", "open_pg_index", "where_clause"]
 
 PG_BACKENDS = ("hnsw", "exact")
-_FIELDS = ("id", "doc_id", "title", "source", "version", "timestamp", "doc_type", "acl")
 _SCALARS = (str, int, float, bool)
 _HIT_COLUMNS = 'c.pos, c.id, c.doc_id, c.start, c."end", d.title'
 _QUERY_CACHE = 2048
@@ -55,8 +55,8 @@ def where_clause(filters: Filters | None, exclude: Collection[str], clearance: C
     parts: list[str] = []
     params: list[Any] = []
     for field, wanted in (filters or {}).items():
-        if not (field in _FIELDS or (field.startswith("metadata.") and len(field) > len("metadata."))):
-            raise ConfigError(f"unknown filter field '{field}'; valid: {', '.join(_FIELDS)} or 'metadata.<key>'")
+        if not (field in FILTER_FIELDS or (field.startswith("metadata.") and len(field) > len("metadata."))):
+            raise ConfigError(f"unknown filter field '{field}'; valid: {', '.join(FILTER_FIELDS)} or 'metadata.<key>'")
         values = wanted if isinstance(wanted, (list, tuple, set, frozenset)) else [wanted]
         for value in values:
             if not isinstance(value, _SCALARS):
