@@ -10,7 +10,6 @@ characters, and the number of tokens in that shared span.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,11 +18,11 @@ import numpy as np
 
 from hoprag.gates.hooks import hook, metric
 from hoprag.gates.metrics import Metric
+from hoprag.ingest.chunking import token_count
 from hoprag.records import Chunk, Document
 
 __all__ = ["OVERLAP_BINS", "ChunkOutput", "chunk_lengths", "overlap_histogram", "realised_overlaps", "token_count"]
 
-_TOKEN = re.compile(r"\w+|[^\w\s]")
 # Histogram bin edges in tokens: [0,1), [1,6), [6,11), [11,21), [21,51), [51, inf)
 OVERLAP_BINS = (0, 1, 6, 11, 21, 51)
 DEFAULT_FLOOR = 32
@@ -33,11 +32,6 @@ DEFAULT_FLOOR = 32
 class ChunkOutput:
     chunks: Sequence[Chunk]
     documents: Sequence[Document] = ()
-
-
-def token_count(text: str) -> int:
-    """Words and punctuation marks: a tokenizer-independent count."""
-    return len(_TOKEN.findall(text))
 
 
 def chunk_lengths(chunks: Sequence[Chunk]) -> tuple[np.ndarray, np.ndarray]:
