@@ -46,12 +46,15 @@ def test_validate_plan_from_model_output_names_the_planner_and_fix():
         validate_plan({"sub_queries": [{"order": 1, "query": "a", "depends_on": [2]}, {"order": 2, "query": "b", "depends_on": [1]}]}, planner="llm:x")
 
 
-def test_offline_planner_branches_comparisons_and_keeps_other_questions_whole():
+def test_offline_planner_branches_comparisons_chains_nesting_and_keeps_other_questions_whole():
     p = OfflinePlanner()
     compare = p.plan("Which film came out first, Forbidden Ground or Free Guy?")
     assert [s.query for s in compare.sub_queries] == ["Forbidden Ground Which film came out first", "Free Guy Which film came out first"]
     assert all(not s.depends_on for s in compare.sub_queries) and compare.synthesis_hint
     both = p.plan("Are Sutera and Rhodotypos both types of shrub?")
     assert [s.query for s in both.sub_queries] == ["Sutera types of shrub", "Rhodotypos types of shrub"]
-    single = p.plan("Who is the federal leader of the party Ken Epp belongs to?")
-    assert len(single.sub_queries) == 1 and single.sub_queries[0].query.startswith("Who is the federal leader")
+    # a nested question is a chain (tests/pipeline/test_pipeline_compositional.py has the rules)
+    chain = p.plan("Who is the federal leader of the party Ken Epp belongs to?")
+    assert [(s.query, s.depends_on) for s in chain.sub_queries] == [("party Ken Epp belongs to", []), ("federal leader of", [1])]
+    single = p.plan("Who is the federal leader of Canada?")
+    assert len(single.sub_queries) == 1 and single.sub_queries[0].query == "Who is the federal leader of Canada?"

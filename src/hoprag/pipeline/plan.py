@@ -13,6 +13,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from hoprag.errors import ConfigError
+from hoprag.pipeline.compositional import decompose
 
 MAX_SUBQUERIES = 6
 
@@ -107,10 +108,12 @@ _BOTH = re.compile(r"^(?:are|were|is|was|do|did|does)\s+(?P<a>.+?)\s+and\s+(?P<b
 
 
 class OfflinePlanner:
-    """Rule-based plans: the question itself, or one branch per compared option.
+    """Rule-based plans: one branch per compared option, a chain for a nested question, or the question.
 
     "Which film came out first, A or B?" and "Are A and B both shrubs?" become two independent
-    sub-queries (parallel branches, one hop); anything else is one sub-query, and the engine's
+    sub-queries (parallel branches, one hop). A nested question ("the country where the composer of
+    X was born") becomes a chain of dependent sub-queries, innermost first, one hop each
+    (:mod:`hoprag.pipeline.compositional`). Anything else is one sub-query, and the engine's
     bridge-following hops find what it depends on.
     """
 
@@ -125,6 +128,9 @@ class OfflinePlanner:
         options = _OPTIONS.match(question)
         if options and len(options.group("head").split()) >= 2:
             return _branches(question, options.group("a"), options.group("b"), options.group("head"))
+        levels = decompose(question)
+        if levels is not None and len(levels) <= MAX_SUBQUERIES:
+            return _chain(question, [level.text for level in levels])
         return Plan(sub_queries=[SubQuery(order=1, query=question, rationale="the question as asked")])
 
 
@@ -137,6 +143,16 @@ def _branches(question: str, a: str, b: str, about: str) -> Plan:
         ],
         synthesis_hint=f"compare the two branches to answer: {question}",
     )
+
+
+def _chain(question: str, lookups: list[str]) -> Plan:
+    """Dependent sub-queries, innermost first: each is asked with the value the one before it found."""
+    subs = [SubQuery(order=1, query=lookups[0], rationale="the innermost lookup: it names the anchor")]
+    for order, lookup in enumerate(lookups[1:], start=2):
+        subs.append(
+            SubQuery(order=order, query=lookup, rationale=f"asked of what sub-query {order - 1} found", depends_on=[order - 1])
+        )
+    return Plan(sub_queries=subs, synthesis_hint=f"follow the chain to answer: {question}")
 
 
 class QuestionPlanner:

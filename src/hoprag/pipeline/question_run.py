@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from hoprag.errors import ConfigError
 from hoprag.pipeline.buffer import EvidenceBuffer
+from hoprag.pipeline.compositional import lead_with_found
 from hoprag.pipeline.engine import StepClock, clearance_filters, evidence_from_hit
 from hoprag.pipeline.plan import Plan, SubQuery
 from hoprag.pipeline.roles import Conditioned
@@ -180,6 +181,11 @@ class QuestionRun:
         dep_ids = {s.step_id for d in sub.depends_on for s in steps_of.get(d, ())}
         evidence = [e for e in self.held.values() if e.step_id in dep_ids]
         queries = self.engine.expander.condition(self.question, sub.query, evidence)
+        if self.engine.expander is self.engine.bridges:  # offline: what the lookup found leads its bridges
+            asked = next((s.sub_query for d in sub.depends_on for s in steps_of.get(d, ())), "")
+            queries = lead_with_found(
+                asked, sub.query, evidence, queries, limit=self.cfg.max_branches, weight=self.cfg.bridge_weight
+            )
         return queries or [Conditioned(query=sub.query)]
 
     def _reformulate(self, conditioned: Conditioned) -> tuple[list[Hit], Conditioned]:

@@ -1,0 +1,244 @@
+"""Compositional decomposition without a model: a nested question becomes a chain of dependent lookups.
+
+"Who was in charge of the country where the composer of Aschenbrödel was a citizen?" nests three
+lookups: the composer of Aschenbrödel (#1), the country where #1 was a citizen (#2), who was in charge
+of #2. The rules read the question's noun phrases from the outside in:
+
+- a *link* is an article and a relation noun followed by ``of`` or a relative word (``the composer
+  of``, ``the country where``, ``the city in which``, ``the team that``); each link opens one level;
+- a possessive chain ``X's father's birthplace`` is read as ``the birthplace of the father of X``;
+- the words before the first link are the *frame* (``Who was in charge of``): a level of its own when
+  they hold a content word, else (``Who is``, ``What is``) they only ask for the last value;
+- what follows the innermost level's named anchor (``… of Aschenbrödel was a citizen``) belongs to
+  the nearest relative clause above it (``where … was a citizen``).
+
+The innermost level is asked first and names the anchor; each outer level depends on the one inside
+it, and its query holds only its own words, so the engine fills it with the value the previous hop
+found (:func:`lead_with_found`: the extractive answer to the previous lookup, ahead of the bridges
+of its passages). A question with fewer than two levels is not decomposed (``None``); nor is a
+yes/no or two-option ("… A or B?") question, whose nested phrases are what it compares, not a chain.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hoprag.pipeline.extractive import extract_answer
+from hoprag.pipeline.roles import Conditioned
+from hoprag.pipeline.text import fold
+from hoprag.records import Evidence
+
+__all__ = ["Level", "decompose", "lead_with_found"]
+
+_YES_NO = re.compile(r"^(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would)\b", re.I)
+_RELATIVE = ("where", "in which", "at which", "from which", "by which", "on which", "that", "who", "whom", "whose", "which", "when")
+# a relation noun: one or two lowercase words
+_NOUN = r"(?:[a-z][a-z-]+ )??[a-z][a-z-]+"
+_LINK = re.compile(
+    r"\b[Tt]he (?P<noun>" + _NOUN + r") (?P<joint>of|" + "|".join(w.replace(" ", r"\s") for w in _RELATIVE)
+    + r"|(?=[A-Z]))(?=(?P<object>\s*\S+|$))"
+)
+# heads that name no relation ("the name of", "the east of") and words that never head a noun phrase
+_NOT_NOUNS = frozenset(
+    """one same most first last other only best many all each some any both which what who this that these
+    those such very more less few several name kind type sort east west north south rest end middle top
+    bottom side number""".split()
+)
+# after a zero relative ("the country [that] Signmark is from"), the name's clause needs a verb
+_ZERO_RELATIVE_SPAN = 6
+# A name: capitalised or numbered words, joined by spaces, commas and the particles of names.
+_NAME_WORD = r"(?:[A-Z0-9][\w.\-]*|[A-Z][\w.\-]*)"
+_NAME = _NAME_WORD + r"(?:(?:,? | (?:of|the|de|von|van|der|la|le|du|da|y) )" + _NAME_WORD + r")*"
+_POSSESSIVE_CHAIN = re.compile(r"(?P<name>" + _NAME + r")(?P<chain>(?:['\u2019]s [a-z][a-z-]+)+)")
+# words that end a named anchor and start the clause it is the subject of
+_VERBS = frozenset(
+    """died born lived located formed founded
+    made released published based situated buried played plays became become won married works worked
+    belongs belonged created wrote directed produced performed held known found built fought written taken
+    given run""".split()
+)
+_AUXILIARIES = frozenset("is was are were be been being did does do has had have will would can could".split())
+_VERB_PARTICLES = frozenset("in from on at to for by of after into with".split())
+_TITLE_WORDS = frozenset("for in with a an to on at from is are my me".split())
+_PARTICLES = frozenset("of the and de von van der la le du da y".split())
+_MODIFIERS = frozenset(
+    """first last own national official former current main new old largest biggest oldest highest longest
+    best top early late""".split()
+)
+_CONTENT_FREE = frozenset(
+    """what who whom whose which where when how is was are were did does do the a an in of on at by to
+    for from with name named and or as that this there it its""".split()
+)
+
+
+@dataclass(frozen=True)
+class Level:
+    """One lookup of a nested question, innermost first: its words and whether it names the anchor."""
+
+    text: str
+    anchored: bool = False
+
+
+def decompose(question: str) -> list[Level] | None:
+    """The question's nested lookups, innermost first, or ``None`` when it nests fewer than two."""
+    text = " ".join(question.strip().rstrip("?!. ").split())
+    if not text or _YES_NO.match(text) or re.search(r"\bor\b", text):
+        return None  # a yes/no or a two-option question compares its phrases; it is no chain
+    text = _unfold_possessives(text)
+    links = [m for m in _LINK.finditer(text) if _is_link(m, text)]
+    if not links:
+        return None
+    frame = text[: links[0].start()].strip(" ,")
+    bodies: list[tuple[str, str]] = []  # (level words, joint) outer to inner
+    for i, link in enumerate(links):
+        end = links[i + 1].start() if i + 1 < len(links) else len(text)
+        bodies.append((text[link.start() : end].strip(" ,"), link.group("joint")))
+    # what trails the innermost level's own words belongs to the levels around it: each relative
+    # clause above takes its verb group ("… is located"), the frame takes the rest ("… refuse to …")
+    inner, joint = bodies[-1]
+    own, rest = _own_words(inner.split(), joint)
+    bodies[-1] = (" ".join(own), joint)
+    for i in range(len(bodies) - 2, -1, -1):
+        if not rest:
+            break
+        words, joint = bodies[i]
+        if joint != "of" and not any(_is_verb(w) for w in words.split()[2:]):
+            group, rest = _verb_group(rest)
+            bodies[i] = (" ".join([words, *group]), joint)
+    frame = " ".join([frame, *rest]).strip(" ,")
+    levels = [Level(_strip_article(words)) for words, _ in bodies]
+    if _has_content(frame):
+        levels.insert(0, Level(frame))
+    levels.reverse()
+    levels[0] = Level(levels[0].text, anchored=True)
+    if len(levels) < 2 or not _has_content(levels[0].text.split(None, 1)[-1]):
+        return None
+    return levels
+
+
+def _is_link(match: re.Match[str], text: str) -> bool:
+    if match.group("noun").split()[0] in _NOT_NOUNS:
+        return False
+    following = match.group("object").strip()
+    if following.lower() in ("what", "which", "whom") or re.fullmatch(r"\d{3,4}\W*", following):
+        return False  # "the signing of what treaty", "the protests of 1989": no nested lookup
+    if text[: match.start()].rstrip().endswith(","):
+        return False  # an appositive ("Steven Covey, the father of Sean Covey, wrote …") names, it nests nothing
+    if match.group("joint"):
+        return True
+    # a zero relative: a name, then its verb ("the city Kevin Durant played for")
+    after = text[match.end("noun") :].split()[:_ZERO_RELATIVE_SPAN]
+    name = 0
+    while name < len(after) and (_is_name_word(after[name]) or (name and after[name] in _PARTICLES)):
+        name += 1
+    return 0 < name < len(after) and _is_verb(after[name])
+
+
+def _unfold_possessives(text: str) -> str:
+    """``X's father's birthplace`` → ``the birthplace of the father of X``."""
+
+    def unfold(match: re.Match[str]) -> str:
+        nouns = [part.split(" ", 1)[1] for part in re.split(r"(?=['\u2019]s )", match.group("chain")) if part]
+        if any(noun in _MODIFIERS or noun in _CONTENT_FREE for noun in nouns):
+            return match.group(0)  # "Mr. Smith's first name": an adjective, not the relation
+        out = match.group("name")
+        for noun in nouns:
+            out = f"the {noun} of {out}"
+        return out
+
+    return _POSSESSIVE_CHAIN.sub(unfold, text)
+
+
+def _own_words(words: list[str], joint: str) -> tuple[list[str], list[str]]:
+    """The innermost level's own words (its named anchor, or its clause) and the words after them."""
+    if joint == "of":
+        return _anchor(words)
+    # a relative clause: its subject up to the first verb, then that verb group; when the relative
+    # word is the subject ("the pianist who recorded X"), the object up to the next verb too
+    span = len(joint.split())
+    joint_end = next((i + span for i in range(1, len(words)) if span and words[i : i + span] == joint.split()), -1)
+    for i, word in enumerate(words[2:], start=2):
+        if _is_verb(word):
+            group, rest = _verb_group(words[i:])
+            if i == joint_end and rest:
+                cut = next((j for j, w in enumerate(rest) if _is_verb(w)), len(rest))
+                group, rest = group + rest[:cut], rest[cut:]
+            return words[:i] + group, rest
+    return words, []
+
+
+def _anchor(words: list[str]) -> tuple[list[str], list[str]]:
+    """``the composer of Aschenbrödel was a citizen`` → the words up to the end of the name, the rest."""
+    start = next((i for i, w in enumerate(words) if i >= 3 and _is_name_word(w)), None)
+    if start is None:
+        return words, []
+    end = start
+    while end < len(words) and (
+        _is_name_word(words[end])
+        or words[end].lower() in _PARTICLES
+        # a title's small words ("Jump for Glory", "Meet Me in St. Louis") when a name word follows
+        or (
+            words[end] in _TITLE_WORDS
+            and end + 1 < len(words)
+            and (_is_name_word(words[end + 1]) or words[end + 1] in _PARTICLES)
+        )
+    ):
+        end += 1
+    while end > start and words[end - 1].lower() in _PARTICLES:
+        end -= 1
+    return words[:end], words[end:]
+
+
+def _verb_group(words: list[str]) -> tuple[list[str], list[str]]:
+    """Leading auxiliaries, then one main verb or a copula's noun, its particles ("was born in"), the rest."""
+    i = 0
+    while i < len(words) and words[i].lower() in _AUXILIARIES:
+        i += 1
+    if i < len(words) and _is_verb(words[i]) and words[i].lower() not in _AUXILIARIES:
+        i += 1
+    elif i and i < len(words) and words[i].lower() in ("a", "an", "the"):
+        # a copula's noun ("was a citizen", "is the capital"): the article and the noun after it
+        i = min(i + 2, len(words))
+    while i < len(words) and words[i].lower() in _VERB_PARTICLES:
+        i += 1
+    return words[:i], words[i:]
+
+
+def _is_verb(word: str) -> bool:
+    word = word.lower().strip(",")
+    return word in _VERBS or word in _AUXILIARIES or (len(word) > 4 and word.endswith("ed"))
+
+
+def _is_name_word(word: str) -> bool:
+    word = word.lstrip("(\"'\u201c")
+    return word[:1].isupper() or word[:1].isdigit()
+
+
+def _strip_article(words: str) -> str:
+    return re.sub(r"^(?:the|a|an) ", "", words)
+
+
+def _has_content(words: str) -> bool:
+    return any(w.lower().strip(",") not in _CONTENT_FREE for w in words.split())
+
+
+def lead_with_found(
+    asked: str, sub_query: str, evidence: Sequence[Evidence], queries: list[Conditioned], *, limit: int, weight: int
+) -> list[Conditioned]:
+    """Put the value the previous lookup found first among a dependent sub-query's conditioned queries.
+
+    The value is the extractive answer to ``asked`` (the previous sub-query) over its evidence, best
+    ranked first; the query repeats it ``weight`` times before ``sub_query``, like a bridge. Without
+    an answer, ``queries`` come back unchanged."""
+    ranked = sorted(evidence, key=lambda e: e.hit.rank)
+    if not asked or not ranked:
+        return queries
+    found = extract_answer(asked, ranked)
+    value = found.text.strip()
+    if found.abstained or not value or any(fold(q.bridge) == fold(value) for q in queries):
+        return queries
+    cited = next((c.chunk_id for claim in found.claims for c in claim.citations), ranked[0].chunk_id)
+    lead = Conditioned(query=f"{value} " * weight + sub_query, bridge=value, kind="found", from_chunk=cited)
+    return [lead, *queries[: max(limit - 1, 0)]]

@@ -1,0 +1,121 @@
+"""Offline compositional decomposition: nested questions become chains of dependent sub-queries."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hoprag.datasets.importers import import_dataset
+from hoprag.index.store import build_index, load_index
+from hoprag.pipeline.compositional import decompose
+from hoprag.pipeline.factory import make_engine
+from hoprag.pipeline.plan import OfflinePlanner
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.unit
+
+
+def lookups(question: str) -> list[str] | None:
+    levels = decompose(question)
+    return None if levels is None else [level.text for level in levels]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # of-chains, innermost first; a content-free frame ("Who is") asks for the last value only
+        ("Who is the spouse of the performer of Blue Monday?", ["performer of Blue Monday", "spouse of"]),
+        # a relative clause: the words after the anchor go to the clause above it, the frame keeps its own
+        (
+            "Who led the country where the composer of Moonlight Serenade was a citizen?",
+            ["composer of Moonlight Serenade", "country where was a citizen", "Who led"],
+        ),
+        # a possessive chain reads inside out
+        ("Where was Ada Lovelace's father's birthplace?", ["father of Ada Lovelace", "birthplace of"]),
+        # a subject-position nesting: the clause takes its verb group, the frame the rest
+        (
+            "When did the state where Fort Ross is located join the Union?",
+            ["state where Fort Ross is located", "When did join the Union"],
+        ),
+        # a zero relative ("the city [that] X played for")
+        ("What river flows through the city Jane Doe played for?", ["city Jane Doe played for", "What river flows through"]),
+        # four levels
+        (
+            "What is the capital of the country where the director of the sequel of Night Train was born?",
+            ["sequel of Night Train", "director of", "country where was born", "capital of"],
+        ),
+    ],
+)
+def test_nested_questions_become_chains(question: str, expected: list[str]) -> None:
+    assert lookups(question) == expected
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Who wrote Moonlight Serenade?",  # nothing nested
+        "Is the director of Night Train older than the director of Day Train?",  # a yes/no comparison
+        "Who was born first, the director of Night Train or the director of Day Train?",  # two options
+        "Whose office opens earlier: Project Wren's or Project Basalt's?",
+        "What is the name of the river?",  # "the name of" names no relation
+        "When did the protests of 1989 begin?",  # a year is no lookup
+        "Which treaty began with the signing of what document?",  # an interrogative inside
+    ],
+)
+def test_questions_without_a_chain_are_left_alone(question: str) -> None:
+    assert decompose(question) is None
+
+
+def test_the_offline_planner_chains_dependent_sub_queries() -> None:
+    plan = OfflinePlanner().plan("Who led the country where the composer of Moonlight Serenade was a citizen?")
+    assert [(s.order, s.query, s.depends_on) for s in plan.sub_queries] == [
+        (1, "composer of Moonlight Serenade", []),
+        (2, "country where was a citizen", [1]),
+        (3, "Who led", [2]),
+    ]
+    assert [len(layer) for layer in plan.layers()] == [1, 1, 1]  # one hop per level
+    # comparisons keep their parallel branches; a plain question stays one sub-query
+    assert len(OfflinePlanner().plan("Which film came out first, Night Train or Day Train?").layers()) == 1
+    assert len(OfflinePlanner().plan("Who wrote Moonlight Serenade?").sub_queries) == 1
+
+
+def test_hop_counts_on_real_musique_decompositions() -> None:
+    # MuSiQue labels each question's decomposition; on the bundled dev sample (110 two-hop questions)
+    # the offline plan has two lookups for most of them, and never more than three
+    counts: dict[int, int] = {}
+    for name in ("musique_ans_dev_migres_part1.jsonl", "musique_ans_dev_hoprag.jsonl"):
+        for line in (ROOT / "data" / "musique" / name).read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            assert len(record["question_decomposition"]) == 2
+            levels = decompose(record["question"])
+            n = 1 if levels is None else len(levels)
+            counts[n] = counts.get(n, 0) + 1
+    assert sum(counts.values()) == 110
+    assert counts[2] / 110 > 0.6 and max(counts) <= 3
+
+
+@pytest.fixture(scope="module")
+def musique_slice(tmp_path_factory):
+    result = import_dataset("musique", [ROOT / "tests" / "data" / "musique_dev_slice.jsonl"])
+    out = tmp_path_factory.mktemp("musique-index")
+    build_index(result.documents, out)
+    return result, load_index(out)
+
+
+def test_each_hop_is_filled_with_what_the_previous_one_found(musique_slice) -> None:
+    result, index = musique_slice
+    case = next(c for c in result.cases if c.query.startswith("What is the seat of the county"))
+    trace = make_engine("multihop", index).answer(case.query, case_id=case.case_id)
+    assert [s["query"] for s in trace.plan["sub_queries"]] == ["county where Van Hook Township is located", "seat of"]
+    first = [s for s in trace.steps if s.hop == 1]
+    assert [s.issued_query for s in first] == ["county where Van Hook Township is located"]
+    found = [s for s in trace.steps if s.hop == 2 and s.bridge.get("kind") == "found"]
+    assert len(found) == 1
+    value = found[0].bridge["value"]
+    # the value is the answer the first lookup's passages gave, and it leads the conditioned query
+    assert found[0].issued_query == f"{value} {value} seat of"
+    assert found[0].depends_on == (first[0].step_id,)
+    parent = index.chunks[found[0].bridge["from_chunk"]]
+    assert value in parent.text and found[0].bridge["from_chunk"] in first[0].selected
