@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -43,6 +44,8 @@ RAY_INSTALL_FIX = "pip install 'hoprag[ray]'"
 EXECUTOR_HELP = "local (threads in this process) | ray (a Ray instance on this machine) | ray:ADDRESS (a running cluster)"
 #: seconds to wait for a TCP connection to a Ray head before calling it unreachable
 PROBE_TIMEOUT = 3.0
+#: items queued on each Ray actor at once
+PER_WORKER_QUEUE = 3
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -111,7 +114,8 @@ class _Worker:
 
 @dataclass(frozen=True)
 class RayExecutor:
-    """One Ray actor per worker (default: one per CPU of the cluster, at most one per item)."""
+    """One Ray actor per worker (default: one per CPU of the cluster, at most one per item); items
+    go to the actors in turn."""
 
     address: str | None = None
     workers: int | None = None
@@ -128,20 +132,12 @@ class RayExecutor:
         started = self._connect(ray)
         actors: list[Any] = []
         try:
-            from ray.util import ActorPool
-
             count = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
             actor_class = ray.remote(num_cpus=1)(_Worker)
             actors = [actor_class.remote(setup) for _ in range(max(1, min(count, len(items))))]
-            pool = ActorPool(actors)
-            results = pool.map(lambda actor, item: actor.run.remote(work, item), list(items))
-            while True:
-                try:
-                    yield next(results)
-                except StopIteration:
-                    return
-                except ray.exceptions.RayError as exc:
-                    raise _worker_error(exc) from None
+            yield from _ordered_results(ray, actors, work, items)
+        except ray.exceptions.RayError as exc:
+            raise _worker_error(exc) from None
         finally:
             for actor in actors:
                 ray.kill(actor)
@@ -168,6 +164,19 @@ class RayExecutor:
                 "to start one on this machine"
             ) from None
         return True
+
+
+def _ordered_results(ray: Any, actors: list[Any], work: Callable[[Any, Any], Any], items: Sequence[Any]) -> Iterator[Any]:
+    """Keep every actor's queue a few items deep (an actor never waits for the results before its
+    own to be collected), and hand the results back in the items' order."""
+    window = PER_WORKER_QUEUE * len(actors)
+    pending: deque[Any] = deque()
+    position = 0
+    while position < len(items) or pending:
+        while position < len(items) and len(pending) < window:
+            pending.append(actors[position % len(actors)].run.remote(work, items[position]))
+            position += 1
+        yield ray.get(pending.popleft())
 
 
 def _probe(address: str) -> None:
