@@ -1,6 +1,6 @@
 """Chain coverage@k of single-shot vs multi-hop on any benchmark file(s), pooled corpus per call.
 
-    python bench/coverage.py hotpotqa path/to/hotpot_train.json [--k 5]
+    python bench/chain_coverage.py hotpotqa path/to/hotpot_train.json [--k 5]
 
 Use it on samples the engine was not developed on, to check that the gain holds.
 """
