@@ -110,7 +110,7 @@ def test_rebuilding_without_dense_removes_stale_vectors(dense_index: Path, tmp_p
 def test_config_hash_ignores_the_embedder_without_dense() -> None:
     plain = IndexConfig(chunk=CHUNKING)
     payload = plain.model_dump(mode="json")
-    del payload["dense"], payload["embedder"]
+    del payload["dense"], payload["embedder"], payload["graph"]  # the default graph=True is left out too
     expected = hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
     assert config_hash(plain) == expected
     assert config_hash(IndexConfig(chunk=CHUNKING, embedder="static")) == expected

@@ -23,7 +23,9 @@ __all__ = [
     "MONTHS",
     "WEAK_SINGLE",
     "chunk_entities",
+    "chunk_mentions",
     "mention_kind",
+    "resolve_mentions",
     "surface_spans",
     "title_key",
     "trim_mention",
@@ -119,19 +121,36 @@ def chunk_entities(text: str, *, title: str = "", title_keys: Collection[str] = 
     """The entities of one chunk as ``{key: kind}``: its document's title (kind ``title``), then every
     mention in order. A run of words inside a longer capitalised span that is itself a document title
     (``title_keys``) counts too, the way a hyperlink would: "Canadian band Rush" mentions ``rush``."""
-    found: dict[str, str] = {}
+    return resolve_mentions(chunk_mentions(text, title=title), title_keys)
+
+
+Mention = tuple[str, str, tuple[str, ...]]
+
+
+def chunk_mentions(text: str, *, title: str = "") -> list[Mention]:
+    """``(key, kind, words)`` of the chunk's own title (kind ``title``) and of every mention, in order;
+    ``words`` is kept for multi-word names, to look document titles up inside them later
+    (:func:`resolve_mentions`, once every title of the corpus is known)."""
+    found: list[Mention] = []
     own = title_key(title) if title else ""
     if own:
-        found[own] = "title"
+        found.append((own, "title", ()))
     for raw, kind, _ in surface_spans(text):
         mention = _mention(raw, kind)
-        if mention is None:
-            continue
-        key, shaped, words = mention
+        if mention is not None:
+            found.append(mention)
+    return found
+
+
+def resolve_mentions(mentions: Collection[Mention], title_keys: Collection[str] = ()) -> dict[str, str]:
+    """``{key: kind}`` of a chunk's mentions; a key that is a document title counts as kind ``title``."""
+    titles = title_keys if isinstance(title_keys, frozenset) else frozenset(title_keys)
+    found: dict[str, str] = {}
+    for key, kind, words in mentions:
         if key not in found:
-            found[key] = "title" if key in title_keys else shaped
-        if kind == "entity" and len(words) > 1 and title_keys:
-            for sub in _sub_titles(words, frozenset(title_keys) if not isinstance(title_keys, frozenset) else title_keys):
+            found[key] = "title" if key in titles else kind
+        if len(words) > 1 and titles:
+            for sub in _sub_titles(words, titles):
                 found.setdefault(sub, "title")
     return found
 
@@ -147,7 +166,7 @@ def _mention(raw: str, kind: str) -> tuple[str, str, tuple[str, ...]] | None:
     key = title_key(value) if shaped is not None else ""
     if not key:
         return None
-    return key, shaped, tuple(value_tokens)
+    return key, shaped, tuple(value_tokens) if kind == "entity" and len(value_tokens) > 1 else ()
 
 
 @lru_cache(maxsize=1 << 16)
