@@ -16,13 +16,13 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Callable, Literal
 
-import bm25s
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from hoprag.acl import Clearance, resolve_clearance
 from hoprag.errors import ConfigError
 from hoprag.index.base import Filters
+from hoprag.index.bm25_arrays import BM25Arrays
 from hoprag.index.bm25_build import BM25Builder
 from hoprag.index.chunk_table import ChunkTable
 from hoprag.index.term_stats import TermStats
@@ -63,10 +63,10 @@ class BM25Retriever:
         params: BM25Params | None = None,
         *,
         tokenizer: Tokenizer | None = None,
-        model: bm25s.BM25 | None = None,
+        model: BM25Arrays | None = None,
         progress: Progress | None = None,
     ) -> None:
-        """Build the index from ``chunks`` (or wrap an already built/loaded bm25s ``model``)."""
+        """Build the index from ``chunks`` (or wrap an already built/loaded ``model``)."""
         self.params = params or BM25Params()
         self.tokenizer = tokenizer or Tokenizer()
         self.table = ChunkTable(chunks, documents, kind="BM25")
@@ -78,7 +78,7 @@ class BM25Retriever:
             )
         self._vocab: dict[str, int] = self.model.vocab_dict
 
-    def _build(self, progress: Progress | None) -> bm25s.BM25:
+    def _build(self, progress: Progress | None) -> BM25Arrays:
         n = len(self._chunks)
         builder = self.builder(self.params, self.tokenizer)
         docs = self.table.documents or {}
@@ -109,7 +109,8 @@ class BM25Retriever:
 
     def save(self, directory: str | Path) -> None:
         """Write the bm25s arrays and vocabulary (chunks and documents are stored by the caller)."""
-        self.model.save(str(directory), show_progress=False)
+        self.model.save(directory)
+        self.tokenizer.save(Path(directory))
 
     @classmethod
     def load(
@@ -125,7 +126,7 @@ class BM25Retriever:
         """Wrap a saved bm25s index; ``chunks`` must be in the order they were indexed (a loaded
         index passes its lazy :class:`~hoprag.index.corpus_db.ChunkSequence`). With ``mmap`` the
         score arrays are memory-mapped, not read."""
-        model = bm25s.BM25.load(str(directory), mmap=mmap, show_progress=False)
+        model = BM25Arrays.load(directory, mmap=mmap)
         return cls(chunks, documents, params, tokenizer=tokenizer, model=model)
 
     # --- retrieval --------------------------------------------------------------------------

@@ -14,11 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-import bm25s
 import numpy as np
-from bm25s.scoring import _build_idf_array, _build_nonoccurrence_array, _select_idf_scorer, _select_tfc_scorer
 
 from hoprag.errors import EmptyCorpusError
+from hoprag.index.bm25_arrays import BM25Arrays
 from hoprag.index.tokenize import TOKEN_PATTERN, Tokenizer
 
 __all__ = ["BM25Builder"]
@@ -72,8 +71,11 @@ class BM25Builder:
         self._lengths.append(lengths)
         self.count += len(texts)
 
-    def finish(self) -> bm25s.BM25:
-        """The bm25s model (scores in CSC form, vocabulary) over every chunk added."""
+    def finish(self) -> BM25Arrays:
+        """The score matrix (CSC, as bm25s stores it) and vocabulary over every chunk added."""
+        import bm25s  # build time only: its scoring functions define the scores
+        from bm25s.scoring import _build_idf_array, _build_nonoccurrence_array, _select_idf_scorer, _select_tfc_scorer
+
         vocab = self._vocab.terms
         if not vocab:
             raise EmptyCorpusError(
@@ -120,11 +122,11 @@ class BM25Builder:
         indptr = np.zeros(n_vocab + 2, dtype=np.int64)  # one more, empty column: bm25s's "" token
         np.cumsum(df, out=indptr[1 : n_vocab + 1])
         indptr[-1] = indptr[-2]
-        model.scores = {"data": data, "indices": indices, "indptr": indptr, "num_docs": n_docs}
-        model.vocab_dict = dict(vocab)
-        model.vocab_dict[""] = n_vocab
-        model.unique_token_ids_set = set(model.vocab_dict.values())
-        model.nonoccurrence_array = nonoccurrence
         if nonoccurrence is not None:
-            model.nonoccurrence_array = np.append(nonoccurrence, np.zeros(1, dtype=nonoccurrence.dtype))
-        return model
+            nonoccurrence = np.append(nonoccurrence, np.zeros(1, dtype=nonoccurrence.dtype))
+        terms = dict(vocab)
+        terms[""] = n_vocab
+        params = {"k1": model.k1, "b": model.b, "delta": model.delta, "method": model.method,
+                  "idf_method": model.idf_method, "dtype": model.dtype, "int_dtype": model.int_dtype,
+                  "version": bm25s.__version__, "backend": model.backend}
+        return BM25Arrays(data, indices, indptr, n_docs, terms, params, nonoccurrence)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import fields
 import threading
 from collections.abc import Callable, ItemsView, Iterator, Mapping, Sequence, ValuesView
 from pathlib import Path
@@ -52,9 +53,15 @@ _SCALAR_FIELDS = ("id", "title", "source", "version", "timestamp", "doc_type", "
 _BATCH = 900  # SQLite's default limit on bound parameters is 999
 
 
+_DOC_FIELDS = tuple(f.name for f in fields(Document))
+
+
 def canonical_record(doc: Document) -> str:
-    """A document's canonical JSON (sorted keys): what the corpus hash digests and the file stores."""
-    return json.dumps(doc.to_dict(), sort_keys=True, ensure_ascii=False)
+    """A document's canonical JSON (sorted keys): what the corpus hash digests and the file stores.
+
+    The same text as ``json.dumps(doc.to_dict(), sort_keys=True)``, without ``asdict``'s deep copy
+    (a third of a large build's time)."""
+    return json.dumps({name: getattr(doc, name) for name in _DOC_FIELDS}, sort_keys=True, ensure_ascii=False)
 
 
 class CorpusWriter:

@@ -43,7 +43,6 @@ from hoprag.index.base import Retriever
 from hoprag.index.bm25 import BATCH, BM25Params, BM25Retriever, index_text
 from hoprag.index.corpus_db import CHUNK_ACL, CHUNK_DOC, DB_FILE, DOC_ACL, CorpusDB, CorpusWriter, StoredChunks, StoredDocuments, canonical_record
 from hoprag.index.dense import DenseRetriever
-from hoprag.index.entity_graph import GRAPH_DIR, EntityGraph, GraphBuilder, GraphInfo, open_graph
 from hoprag.index.embedders import Embedder, embed_in_batches, make_embedder
 from hoprag.index import staging
 from hoprag.index.hybrid import HybridRetriever
@@ -72,7 +71,7 @@ BM25_DIR = "bm25"
 VECTORS = "vectors.npy"
 #: every name an index directory may hold (``run.json``: the gate run stamp; the JSONL files: format
 #: 1); a directory holding only these, but no manifest, is an interrupted build, safe to replace
-OWN_FILES = frozenset({MANIFEST, MANIFEST + ".tmp", DB_FILE, CHUNK_DOC, CHUNK_ACL, DOC_ACL, BM25_DIR, VECTORS, GRAPH_DIR, "run.json",
+OWN_FILES = frozenset({MANIFEST, MANIFEST + ".tmp", DB_FILE, CHUNK_DOC, CHUNK_ACL, DOC_ACL, BM25_DIR, VECTORS, "run.json",
                        "documents.jsonl", "chunks.jsonl"})
 #: retrieval modes of :meth:`LoadedIndex.retriever`
 MODES = ("bm25", "dense", "hybrid")
@@ -92,8 +91,6 @@ class IndexConfig(BaseModel):
     stopwords: str | None = "en"
     dense: bool = False
     embedder: Literal["minilm", "static"] = "minilm"
-    #: the entity graph of :mod:`hoprag.index.entity_graph`, for the graph hop
-    graph: bool = True
 
     def tokenizer(self) -> Tokenizer:
         return Tokenizer(stemmer=self.stemmer, stopwords=self.stopwords)
@@ -140,8 +137,6 @@ class IndexManifest(BaseModel):
     dense: DenseInfo | None = None
     #: documents per ``acl`` class as the corpus labels them (``""`` = no class); see :mod:`hoprag.acl`
     acl_classes: dict[str, int] = Field(default_factory=dict)
-    #: the entity graph's counts, size and build time (``None``: built with ``graph=False``)
-    graph: GraphInfo | None = None
     build: BuildStats | None = None
 
 
@@ -155,8 +150,6 @@ def config_hash(config: IndexConfig) -> str:
     if not config.dense:
         payload.pop("dense")
         payload.pop("embedder")
-    if config.graph:  # the default: hashes of indexes built before the graph existed stay as they were
-        payload.pop("graph")
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
@@ -200,14 +193,6 @@ class LoadedIndex:
         self.bm25 = bm25
         self.vectors = vectors
         self._dense: DenseRetriever | None = None
-        self._graph: EntityGraph | None = None
-
-    @property
-    def graph(self) -> EntityGraph | None:
-        """The entity graph (read on first use); ``None`` when the index was built without one."""
-        if self._graph is None and self.manifest.graph is not None:
-            self._graph = open_graph(self.directory, self.manifest.graph, self.manifest.chunk_count)
-        return self._graph
 
     @property
     def has_dense(self) -> bool:
@@ -300,7 +285,6 @@ def _build_into(
     writer = CorpusWriter(out)
     try:
         builder = BM25Retriever.builder(config.bm25, config.tokenizer())
-        graph = GraphBuilder() if config.graph else None
         digest = hashlib.sha256()
         seen: set[str] = set()
         acl: dict[str, int] = {}
@@ -314,8 +298,6 @@ def _build_into(
             _digest(digest, record)
             chunks = chunk_document(doc, config.chunk)
             writer.add(doc, record, chunks)
-            if graph is not None:
-                graph.add(chunks, doc.title)
             acl[doc.acl] = acl.get(doc.acl, 0) + 1
             texts.extend(index_text(c, doc.title) for c in chunks)
             if len(texts) >= BATCH:
@@ -353,10 +335,9 @@ def _build_into(
         raise
     if progress:
         progress("write", 1, 3)
-    model.save(str(out / BM25_DIR), show_progress=False)
+    model.save(out / BM25_DIR)
+    config.tokenizer().save(out / BM25_DIR)  # queries are tokenised without importing bm25s
     del model
-    graph_info = graph.finish(out) if graph is not None else None
-    del graph
     dense_info: DenseInfo | None = None
     if config.dense:
         embedder = make_embedder(config.embedder)
@@ -379,7 +360,6 @@ def _build_into(
         artifact_id=uuid.uuid4().hex,
         dense=dense_info,
         acl_classes=acl_classes,
-        graph=graph_info,
         build=BuildStats(seconds=round(time.perf_counter() - started, 3), peak_rss_mb=round(_peak_rss_mb(), 1)),
     )
     (out / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
@@ -424,8 +404,9 @@ def load_index(directory: str | Path, *, mmap: bool = True) -> LoadedIndex:
                   acl_classes=list(manifest.acl_classes), fix=fix)
     documents, chunks = StoredDocuments(db), StoredChunks(db)
     try:
+        tokenizer = Tokenizer.load(path / BM25_DIR, manifest.config.stemmer, manifest.config.stopwords)
         bm25 = BM25Retriever.load(path / BM25_DIR, chunks.in_order(), documents, manifest.config.bm25,
-                                  tokenizer=manifest.config.tokenizer(), mmap=mmap)
+                                  tokenizer=tokenizer, mmap=mmap)
     except (OSError, ValueError, KeyError, HopragError) as exc:
         raise IndexLoadError(f"{path}: bm25 index unreadable ({exc}). Fix: {fix}") from None
     chunks.term_stats = bm25.term_stats()

@@ -3,16 +3,18 @@
 bm25s lowercases, splits with ``(?u)\\b\\w\\w+\\b``, drops stopwords *before* stemming and stems
 with PyStemmer. Queries go through :meth:`Tokenizer.query`, a lean re-implementation of the same
 steps (no progress bars, no vocabulary building) so the retrieval hot path stays cheap; the test
-suite checks both give identical tokens.
+suite checks both give identical tokens. An index saves its stopword list beside the BM25 arrays
+(:meth:`Tokenizer.save`), so answering queries never imports bm25s (a second of cold start).
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
-import bm25s
 import Stemmer
 
 from hoprag.errors import ConfigError
@@ -20,12 +22,16 @@ from hoprag.errors import ConfigError
 __all__ = ["TOKEN_PATTERN", "Tokenizer"]
 
 TOKEN_PATTERN = r"(?u)\b\w\w+\b"
+STOPWORDS_FILE = "stopwords.json"
 
 
 class Tokenizer:
     """Lowercase, split, drop stopwords, stem. ``stemmer=None`` or ``stopwords=None`` turns a step off."""
 
-    def __init__(self, stemmer: str | None = "english", stopwords: str | None = "en") -> None:
+    def __init__(
+        self, stemmer: str | None = "english", stopwords: str | None = "en", *, words: Iterable[str] | None = None
+    ) -> None:
+        """``words``: the stopword list itself (as an index saved it), instead of bm25s's for ``stopwords``."""
         self.stemmer_language = stemmer
         self.stopwords_language = stopwords
         try:
@@ -34,12 +40,8 @@ class Tokenizer:
             raise ConfigError(
                 f"unknown stemmer language '{stemmer}'; valid: {', '.join(Stemmer.algorithms())}"
             ) from None
-        try:
-            words = bm25s.tokenization._infer_stopwords(stopwords) if stopwords else ()
-        except ValueError:
-            raise ConfigError(
-                f"unknown stopwords language '{stopwords}'; use e.g. 'en', 'de', 'fr' or none"
-            ) from None
+        if words is None:
+            words = _stopwords(stopwords) if stopwords else ()
         self.stopwords: frozenset[str] = frozenset(words)
         self._split = re.compile(TOKEN_PATTERN).findall
 
@@ -51,8 +53,26 @@ class Tokenizer:
             return self._stemmer.stemWords(tokens)
         return tokens
 
+    def save(self, directory: Path) -> None:
+        """Write the stopword list where :meth:`with_saved_stopwords` reads it."""
+        (directory / STOPWORDS_FILE).write_text(json.dumps(sorted(self.stopwords), ensure_ascii=False), encoding="utf-8")
+
+    @classmethod
+    def load(cls, directory: Path, stemmer: str | None = "english", stopwords: str | None = "en") -> Tokenizer:
+        """The tokeniser an index in ``directory`` saved (its stopword list); built from the language
+        names when none is saved. ``ValueError`` if the saved list is damaged."""
+        path = directory / STOPWORDS_FILE
+        if not path.is_file():
+            return cls(stemmer, stopwords)
+        words = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+            raise ValueError(f"{STOPWORDS_FILE} is not a list of words")
+        return cls(stemmer, stopwords, words=words)
+
     def corpus(self, texts: Sequence[str]) -> Any:
         """``bm25s.tokenization.Tokenized`` (ids + vocab) for many texts, via ``bm25s.tokenize``."""
+        import bm25s
+
         return bm25s.tokenize(
             list(texts),
             lower=True,
@@ -62,3 +82,12 @@ class Tokenizer:
             return_ids=True,
             show_progress=False,
         )
+
+
+def _stopwords(language: str) -> Sequence[str]:
+    import bm25s.tokenization  # only where a list is not saved with the index
+
+    try:
+        return bm25s.tokenization._infer_stopwords(language)
+    except ValueError:
+        raise ConfigError(f"unknown stopwords language '{language}'; use e.g. 'en', 'de', 'fr' or none") from None
