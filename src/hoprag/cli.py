@@ -108,6 +108,7 @@ def index_cmd(
     overlap: int = typer.Option(150, "--overlap", min=0, help="characters of trailing sentences repeated in the next chunk (< --chunk-size)"),
     dense: bool = typer.Option(False, "--dense/--no-dense", help="also embed every chunk for dense and hybrid retrieval"),
     embedder: str = typer.Option("minilm", "--embedder", help="dense model: minilm (int8 MiniLM, 384-d) | static (model2vec, 64-d)"),
+    graph: bool = typer.Option(True, "--graph/--no-graph", help="also build the entity graph the graph hop walks"),
     executor: str = EXECUTOR_OPT,
     workers: Optional[int] = WORKERS_OPT,
     quiet: bool = typer.Option(False, "--quiet", "-q"),
@@ -141,6 +142,7 @@ def index_cmd(
         chunk=ChunkConfig(max_chars=chunk_size, overlap_chars=overlap),
         dense=dense,
         embedder=_check_choice(embedder, EMBEDDER_NAMES, "embedder"),
+        graph=graph,
     )
     with staged_progress("index", quiet=quiet) as progress:
         if store is not None:
@@ -151,6 +153,10 @@ def index_cmd(
         else:
             manifest, where = build_index(documents, out_dir, config, progress=progress, executor=pool), str(out_dir)
     vectors = f", {manifest.dense.dim}-d {manifest.dense.embedder} vectors" if manifest.dense else ""
+    info = getattr(manifest, "graph", None)
+    if info is not None:
+        vectors += (f", entity graph of {info.entities} entities / {info.mentions} mentions / {info.chunk_links} "
+                    f"chunk links ({info.bytes / 1024:.0f} KiB, {info.build_seconds:.2f} s)")
     out.print(
         f"indexed {manifest.document_count} documents as {manifest.chunk_count} chunks{vectors} → {where} "
         f"(artifact {manifest.artifact_id}, config {manifest.config_hash})"
@@ -188,6 +194,10 @@ FUSION_OPT = typer.Option("rrf", "--fusion", help="hybrid fusion: rrf (reciproca
 # (the model flags --llm, --planner-llm, --synth-llm, --base-url, --api-key, --llm-timeout, --llm-retries,
 # --n-ctx, --llm-budget and --strict-llm are shared with `ablate`: hoprag.cli_llm)
 RERANK_OPT = typer.Option("offline", "--rerank", help="reranker: offline (chain-aware) | llm")
+GRAPH_OPT = typer.Option(
+    None, "--graph/--no-graph",
+    help="walk the index's entity graph between hops (personalised PageRank); default: on when the index has one",
+)
 ENGINE_OPT = typer.Option("multihop", "--engine", help="single or multihop")
 K_OPT = typer.Option(None, "--k", min=1, max=1_000, help="hits per retrieval call (default: the engine's)")
 
@@ -199,7 +209,7 @@ def _model_settings(ctx, engine, llm, planner_llm, synth_llm, **flags):
 
 
 def _make_engine(engine, index, *, k, mode, llm, planner_llm, synth_llm, rerank, llm_settings=None, on_event=None,
-                 fusion="rrf", clearance=None):
+                 fusion="rrf", clearance=None, graph=None):
     from hoprag.pipeline.factory import make_engine
 
     return make_engine(
@@ -215,6 +225,7 @@ def _make_engine(engine, index, *, k, mode, llm, planner_llm, synth_llm, rerank,
         on_event=on_event,
         llm_settings=llm_settings,
         clearance=clearance,
+        graph=graph,
     )
 
 
@@ -238,6 +249,7 @@ def ask_cmd(
     llm_budget: float = LLM_BUDGET_OPT,
     strict_llm: bool = STRICT_LLM_OPT,
     rerank: str = RERANK_OPT,
+    graph: Optional[bool] = GRAPH_OPT,
     as_json: bool = typer.Option(
         False, "--json", help="print the whole Trace as JSON (printed, not stored: PII is not redacted)"
     ),
@@ -261,7 +273,7 @@ def ask_cmd(
     index = open_index(index_dir)
     runner = _make_engine(
         engine, index, k=k, mode=mode, **specs, rerank=rerank, llm_settings=settings, on_event=progress,
-        fusion=fusion, clearance=caller_clearance(clearance, acl_levels),
+        fusion=fusion, clearance=caller_clearance(clearance, acl_levels), graph=graph,
     )
     trace = runner.answer(question, case_id="ask")
     from hoprag.telemetry import record_trace  # spans only when OTEL_EXPORTER_OTLP_ENDPOINT is set
@@ -295,6 +307,7 @@ def run_cmd(
     llm_budget: float = LLM_BUDGET_OPT,
     strict_llm: bool = STRICT_LLM_OPT,
     rerank: str = RERANK_OPT,
+    graph: Optional[bool] = GRAPH_OPT,
     resume: bool = typer.Option(
         True, "--resume/--no-resume",
         help="skip cases already in --out (refused if it was written by another engine, config or index); "
@@ -327,7 +340,7 @@ def run_cmd(
     index = open_index(index_dir)
     runner = _make_engine(
         engine, index, k=k, mode=mode, **specs, rerank=rerank, llm_settings=settings, fusion=fusion,
-        clearance=caller_clearance(clearance, acl_levels),
+        clearance=caller_clearance(clearance, acl_levels), graph=graph,
     )
     from hoprag.telemetry import traced_engine  # spans per question only when tracing is on
 

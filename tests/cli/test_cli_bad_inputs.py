@@ -61,6 +61,7 @@ def built(work) -> Path:
     try:
         for argv in (
             ["index", "corpus.jsonl", "--out", "index", "--quiet"],
+            ["index", "corpus.jsonl", "--out", "index-nograph", "--no-graph", "--quiet"],
             ["run", "index", "cases.jsonl", "--out", "traces.jsonl", "--quiet"],
         ):
             try:
@@ -104,6 +105,8 @@ BAD_INPUTS: list[tuple[list[str], set[int]]] = [
     (["index", "corpus.jsonl", "--out", "ix", "--overlap", "-1"], {2}),
     (["index", "corpus.jsonl", "--out", "a-file"], {2}),
     (["index", "corpus.jsonl", "--out", "ix", "--embedder", "nope"], {2}),
+    (["index", "corpus.jsonl", "--out", "ix", "--graph=yes"], {2}),
+    (["index", "corpus.jsonl", "--out", "ix", "--no-graph", "extra-missing.jsonl"], {2}),
     (["index", "corpus.jsonl", "--out", "ix", "--executor", "ray"], {2}),
     (["index", "corpus.jsonl", "--out", "ix", "--workers", "2"], {2}),
     (["index", "corpus.jsonl", "--out", "ix", "--dense", "--executor", "nope"], {2}),
@@ -157,6 +160,9 @@ BAD_INPUTS: list[tuple[list[str], set[int]]] = [
     (["ask", "postgresql://u:pw@127.0.0.1:1/db?index=ix", "What is KP-214?"], {2}),
     (["ask", "postgresql://u:pw@127.0.0.1:1/db?index=ix", "What is KP-214?"], {2}),
     (["ask", "missing-index", "What is KP-214?"], {2}),
+    (["ask", "index-nograph", "What is KP-214?", "--graph"], {2}),
+    (["ask", "index", "What is KP-214?", "--engine", "single", "--graph"], {2}),
+    (["ask", "index", "What is KP-214?", "--graph=no"], {2}),
     # run
     (["run", "index"], {2}),
     (["run", "index", "cases.jsonl"], {2}),
@@ -175,6 +181,9 @@ BAD_INPUTS: list[tuple[list[str], set[int]]] = [
     (["run", "index", "cases.jsonl", "--out", "binary.bin"], {2}),
     (["run", "index", "cases.jsonl", "--out", "corpus.jsonl"], {2}),
     (["run", "index", "cases.jsonl", "--out", "traces.jsonl", "--engine", "single"], {2}),
+    (["run", "index-nograph", "cases.jsonl", "--out", "t-graph.jsonl", "--graph"], {2}),
+    (["run", "index", "cases.jsonl", "--out", "t-single.jsonl", "--engine", "single", "--graph"], {2}),
+    (["run", "index", "cases.jsonl", "--out", "traces.jsonl", "--no-graph"], {2}),
     (["run", "index", "cases.jsonl", "--out", "t-exec.jsonl", "--executor"], {2}),
     (["run", "index", "cases.jsonl", "--out", "t-exec.jsonl", "--executor", "threads"], {2}),
     (["run", "index", "cases.jsonl", "--out", "t-exec.jsonl", "--executor", "local:4"], {2}),

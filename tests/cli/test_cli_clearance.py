@@ -107,7 +107,7 @@ def test_custom_levels_and_ablate_take_the_clearance(index_dir, documents, tmp_p
     invoke("ablate", str(index_dir), str(subset), "--out", str(out), "--clearance", "public")
     detector = LeakDetector(documents, Clearance("public"))
     files = sorted(out.glob("traces-*.jsonl"))
-    assert len(files) == 7  # oracle rows included: built from the visible chunks only
+    assert len(files) == 8  # oracle rows (built from the visible chunks only) and the graph row included
     for path in files:
         for line in path.read_text(encoding="utf-8").splitlines():
             assert detector.find_in(json.loads(line)) == set(), path.name

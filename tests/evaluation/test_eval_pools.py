@@ -56,10 +56,10 @@ def _docs(hits, depth):
 
 def test_ent_001_pool_is_the_union_of_bm25_and_multihop_documents(pool):
     # by hand from the two rankings: bm25 top 3 = contract-14, email-8, policy-8-v1;
-    # multi-hop evidence top 3 = contract-14, faq-2, email-8; the union has 4 documents
+    # multi-hop evidence top 3 (graph hop on, the default) = contract-14, faq-2, contract-09; the union has 5
     docs = {c.doc_id for c in pool.candidates if c.case_id == "ent-001"}
-    assert docs == {"contract-14", "email-8", "policy-8-v1", "faq-2"}
-    assert pool.sizes()["ent-001"] == 4
+    assert docs == {"contract-14", "email-8", "policy-8-v1", "faq-2", "contract-09"}
+    assert pool.sizes()["ent-001"] == 5
 
 
 def test_pool_size_is_the_union_per_case(index, cases, pool):
@@ -128,12 +128,12 @@ def test_import_round_trips_to_qrels_and_keeps_labeller_and_time(pool, tmp_path)
     conflict = [{"case_id": "ent-001", "doc_id": "faq-2", "grade": 2, "labeller": "ben", "time": "2026-11-30T10:00:00Z"}]
     result = import_judgments(out, _judge(pool, tmp_path, conflict), tmp_path / "qrels.txt")
     assert read_qrels(tmp_path / "qrels.txt") == {
-        "ent-001": {"contract-14": 1, "email-8": 0, "policy-8-v1": 0, "faq-2": 2}}  # ana 0, ben 2: tie → higher
+        "ent-001": {"contract-14": 1, "email-8": 0, "policy-8-v1": 0, "faq-2": 2, "contract-09": 0}}  # ana 0, ben 2: tie → higher
     kept = [json.loads(line) for line in result.judgments_path.read_text(encoding="utf-8").splitlines()]
-    assert len(kept) == result.judgments == 5
+    assert len(kept) == result.judgments == 6
     assert kept[-1] == {**conflict[0]}
     assert [(c["case_id"], c["doc_id"]) for c in result.conflicts] == [("ent-001", "faq-2")]
-    assert result.judged_pairs == 4 and len(result.unjudged) == len(pool.candidates) - 4
+    assert result.judged_pairs == 5 and len(result.unjudged) == len(pool.candidates) - 5
 
 
 def test_conflict_rules_majority_and_max():

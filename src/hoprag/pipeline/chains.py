@@ -39,10 +39,14 @@ MIN_PATH_GAIN = 0.2  # share of the question's weight a third passage must add t
 
 @dataclass(frozen=True)
 class Branch:
-    """One conditioned retrieval: the hits found from ``parent`` (a chunk id) through a bridge."""
+    """One conditioned retrieval: the hits found from ``parent`` (a chunk id) through a bridge.
+
+    ``normalised``: the hits' scores are already shares of their own list's best (the graph hop's
+    PageRank scores, on another scale than the bridge retrievals'), so ``s(c)`` is the score itself."""
 
     parent: str
     hits: Sequence[Hit]
+    normalised: bool = False
 
 
 class TermWeights:
@@ -129,7 +133,7 @@ def order_by_chains(
     top1 = max((h.score for h in first_hop), default=0.0) or 1.0
     s1 = {h.chunk_id: h.score / top1 for h in first_hop}
     heads = [h.chunk_id for h in first_hop[:parents]]
-    next_best = max((b.hits[0].score for b in branches if b.hits), default=0.0) or 1.0
+    next_best = max((b.hits[0].score for b in branches if b.hits and not b.normalised), default=0.0) or 1.0
 
     pairs: dict[tuple[str, ...], float] = {}
     named_cache: dict[str, float] = {}
@@ -157,9 +161,10 @@ def order_by_chains(
             offer(p, c, s1[c])
     followers: dict[str, list[tuple[str, float]]] = {}
     for branch in branches:
+        scale = 1.0 if branch.normalised else next_best
         for hit in branch.hits[:per_branch]:
-            offer(branch.parent, hit.chunk_id, hit.score / next_best)
-            followers.setdefault(branch.parent, []).append((hit.chunk_id, hit.score / next_best))
+            offer(branch.parent, hit.chunk_id, hit.score / scale)
+            followers.setdefault(branch.parent, []).append((hit.chunk_id, hit.score / scale))
     # Three-hop paths: a head, a passage reached from it, and one reached from that, when the third
     # adds to what the pair covers (a longer path must account for more of the question).
     for p in heads:

@@ -11,6 +11,8 @@ from hoprag.pipeline.engine import Engine, MultiHopConfig, SingleShotConfig, Sin
 from hoprag.pipeline.multihop import MultiHopEngine
 
 ENGINE_NAMES = ("single", "multihop")
+#: whether the multi-hop engine walks the index's entity graph when not told (see README, Graph hop)
+GRAPH_DEFAULT = True
 OFFLINE = "offline"
 
 
@@ -32,6 +34,19 @@ def _check_model_flags(name: str, llm: str | None, planner_llm: str | None, synt
         raise ConfigError("--rerank llm needs a model for it: add --llm openai:MODEL or --llm llamacpp:PATH.gguf")
 
 
+def index_graph(index: Any, wanted: bool | None) -> Any:
+    """The entity graph the engine walks: the index's, when ``wanted`` (or by default) and present."""
+    if wanted is False or (wanted is None and not GRAPH_DEFAULT):
+        return None
+    graph = getattr(index, "graph", None)
+    if graph is None and wanted:
+        raise ConfigError(
+            "--graph needs an index built with its entity graph; rebuild it with `hoprag index CORPUS --out DIR` "
+            "(without --no-graph), or pass --no-graph"
+        )
+    return graph
+
+
 def make_engine(
     name: str,
     index: Any,
@@ -47,6 +62,7 @@ def make_engine(
     llm_options: dict[str, Any] | None = None,
     clearance: str | Clearance | None = None,
     llm_settings: Any = None,
+    graph: bool | None = None,
     **options: Any,
 ) -> Engine:
     """``index`` is a loaded index (``.retriever(mode)``, ``.chunks``, ``.documents``).
@@ -62,6 +78,8 @@ def make_engine(
     per-question model budget, strict mode and the circuit breaker for every backend;
     ``llm_options`` are extra ``make_llm`` arguments. A model the engine cannot use (any model with
     ``single``, ``rerank="llm"`` without ``llm``) is a ConfigError.
+    ``graph`` turns the multi-hop engine's graph hop on (``True``: the index must hold an entity
+    graph), off (``False``), or leaves it to ``GRAPH_DEFAULT`` (``None``: on when the index has one).
     """
     _check_model_flags(name, llm, planner_llm, synth_llm, rerank)
     cleared = resolve_clearance(clearance)
@@ -69,6 +87,9 @@ def make_engine(
         retriever = index.retriever(mode, fusion=fusion)
     else:
         retriever = index.retriever(mode) if mode != "bm25" else index.retriever()
+    if name == "single" and graph:
+        raise ConfigError("--engine single makes one retrieval call and walks no graph, so --graph would be ignored; "
+                          "drop --graph, or use --engine multihop")
     if name == "single":
         config = SingleShotConfig(**({"k": k} if k else {}), **options)
         return SingleShotEngine(retriever, index.chunks, index.documents, config, clearance=cleared)
@@ -77,7 +98,8 @@ def make_engine(
     if rerank not in ("offline", "llm"):
         raise ConfigError(f"unknown reranker '{rerank}'; valid: offline, llm")
     config = MultiHopConfig(**({"k": k} if k else {}), **options)
-    engine = MultiHopEngine(retriever, index.chunks, index.documents, config, on_event=on_event, clearance=cleared)
+    engine = MultiHopEngine(retriever, index.chunks, index.documents, config, on_event=on_event, clearance=cleared,
+                            graph=index_graph(index, graph))
     if not any(_uses_model(s) for s in (llm, planner_llm, synth_llm)):
         return engine
     from hoprag.llm.settings import LLMSettings

@@ -29,8 +29,10 @@ from dataclasses import replace
 
 from hoprag.acl import Clearance, resolve_clearance, visible_corpus
 from hoprag.index.base import Retriever
+from hoprag.index.entity_graph import EntityGraph
 from hoprag.llm.guard import question_scope
 from hoprag.pipeline.engine import MultiHopConfig, StepClock, config_hash, mechanical_confidence
+from hoprag.pipeline.graph_hop import GraphHop
 from hoprag.pipeline.plan import OfflinePlanner, Plan, Planner, SubQuery
 from hoprag.pipeline.question_run import QuestionRun
 from hoprag.pipeline.retrieval_cache import RetrievalCache
@@ -67,8 +69,12 @@ class MultiHopEngine:
         synthesizer: Synthesizer | None = None,
         on_event=None,
         clearance: str | Clearance | None = None,
+        graph: EntityGraph | None = None,
+        graph_proposals: int = 2,
     ) -> None:
-        """``clearance`` answers for a caller at that level (``None``: unrestricted)."""
+        """``clearance`` answers for a caller at that level (``None``: unrestricted). ``graph`` (the
+        index's entity graph) turns the graph hop on: personalised PageRank between hops proposes up
+        to ``graph_proposals`` chunks per hop (:mod:`hoprag.pipeline.graph_hop`)."""
         self.retriever = retriever
         self.clearance = resolve_clearance(clearance)
         self.chunks, self.documents = visible_corpus(chunks, documents, self.clearance)
@@ -88,6 +94,10 @@ class MultiHopEngine:
         )
         self.synthesizer = synthesizer or ExtractiveSynthesizer()
         self.cache = RetrievalCache(cfg.cache_size)
+        # the walk is built over the caller's view: hidden chunks and their entities are cut out of it
+        visible = self.chunks.keys() if self.clearance is not None else None
+        self.graph_hop = GraphHop(graph, visible=visible) if graph is not None else None
+        self.graph_proposals = graph_proposals
         self.on_event = on_event
         # make_engine sets it when roles use a model: their shared per-question budget and breakers
         self.llm_guard = None
@@ -98,6 +108,8 @@ class MultiHopEngine:
         """The config hash names the engine config and every role, so swapped roles change it."""
         roles = {r: getattr(self, r).name for r in ("planner", "expander", "judge", "reranker", "synthesizer")}
         roles["retriever"] = getattr(self.retriever, "name", type(self.retriever).__name__)
+        if self.graph_hop is not None:  # named only when on, so graph-less configurations keep their hash
+            roles["graph"] = f"{self.graph_hop.name}:{self.graph_proposals}"
         self.config_hash = config_hash(self.config, f"{self.name}:{sorted(roles.items())}", self.clearance)
 
     # -- one question ---------------------------------------------------------------------------

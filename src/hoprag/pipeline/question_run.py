@@ -11,6 +11,7 @@ from hoprag.errors import ConfigError
 from hoprag.pipeline.buffer import EvidenceBuffer
 from hoprag.pipeline.compositional import lead_with_found
 from hoprag.pipeline.engine import StepClock, clearance_filters, evidence_from_hit
+from hoprag.pipeline.graph_hop import GraphProposal, held_weights
 from hoprag.pipeline.plan import Plan, SubQuery
 from hoprag.pipeline.roles import Conditioned
 from hoprag.pipeline.text import fold
@@ -223,12 +224,14 @@ class QuestionRun:
             branches = self.engine.bridges.condition(
                 self.question, self.question, self.frontier, held_titles=titles, used=self.used_bridges
             )
-            if not branches:
+            # the graph hop proposes from what is held before this hop's retrievals add to it
+            proposal = self._graph_proposal()
+            if not branches and proposal is None:
                 return "no_bridge"
             self.hop += 1
             self.emit("searching", "conditioned on " + ", ".join(b.bridge for b in branches[:3]))
             fresh = [b for b in branches if fold(b.query) not in self.issued]
-            if not fresh:
+            if not fresh and proposal is None:
                 return "loop_detected"
             exclude = tuple(self.held)
             results = self.engine.map(lambda b: self.retrieve(b.query, exclude), fresh)
@@ -243,7 +246,11 @@ class QuestionRun:
                 hop_steps.append(step)
                 if self._loops(hits):
                     looping += 1
-            if looping == len(hop_steps):
+            if proposal is not None:
+                graph_step = self._graph_step(proposal)
+                if graph_step.selected:
+                    hop_steps.append(graph_step)
+            elif looping == len(hop_steps):
                 return "loop_detected"
             self.frontier = [e for step in hop_steps for e in self.hold(step)]
             if not self.frontier:
@@ -253,6 +260,33 @@ class QuestionRun:
                 return stop
             if self.sufficient():
                 return "sufficient"
+
+    def _graph_proposal(self) -> GraphProposal | None:
+        """The graph hop's proposal from the question and the held chunks (``None``: no graph, or
+        nothing new to propose)."""
+        graph = self.engine.graph_hop
+        if graph is None:
+            return None
+        first = [(e.chunk_id, e.hit.score) for e in self.held.values() if e.hop == 1]
+        later = [e.chunk_id for e in self.held.values() if e.hop != 1]
+        proposal = graph.propose(self.question, held_weights(first, later), limit=self.engine.graph_proposals, top=self.cfg.k)
+        return proposal if proposal is not None and proposal.proposed else None
+
+    def _graph_step(self, proposal: GraphProposal) -> HopStep:
+        """The graph hop as a retrieval call in the trace: its hits are the proposed chunks, best first,
+        and ``bridge`` records the seeds, the top entities and chunks with their scores."""
+        hits = []
+        for rank, (chunk_id, score) in enumerate(proposal.proposed, start=1):
+            chunk = self.engine.chunks[chunk_id]
+            document = self.engine.documents.get(chunk.doc_id)
+            hits.append(Hit(chunk_id=chunk_id, doc_id=chunk.doc_id, score=score, rank=rank, retriever="graph",
+                            start=chunk.start, end=chunk.end, title=document.title if document else ""))
+        parents = {e.chunk_id: e.step_id for e in self.held.values()}
+        depends = tuple(dict.fromkeys(parents[p] for p in proposal.parents.values() if p in parents))
+        bridge = proposal.summary() | {"top_chunks": [[c, round(v, 6)] for c, v in proposal.ranked]}
+        seeds = ", ".join(key for key, _ in proposal.seed_entities)
+        return self.step(sub_query=self.question, issued=f"ppr: {seeds}" if seeds else "ppr", hits=hits,
+                         keep=len(hits), depends_on=depends, bridge=bridge)
 
     def _loops(self, hits: list[Hit]) -> bool:
         """A hop loops when most of what it finds belongs to documents already held."""

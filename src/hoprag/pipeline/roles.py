@@ -19,6 +19,7 @@ from typing import Protocol
 from hoprag.pipeline.bridges import BridgeCandidate, extract_bridges, title_key
 from hoprag.pipeline.chains import Branch, TermWeights, order_by_chains, question_coverage
 from hoprag.pipeline.extractive import extract_answer
+from hoprag.pipeline.graph_hop import graph_branches
 from hoprag.pipeline.text import Analyzer, fold
 from hoprag.records import Answer, Chunk, Document, Evidence, Hit, HopStep
 
@@ -179,7 +180,7 @@ class ChainReranker:
             Branch(parent=s.bridge["from_chunk"], hits=[h for h in s.hits if h.chunk_id in held])
             for s in steps
             if s.bridge.get("from_chunk")
-        ]
+        ] + graph_branches(steps, held)
         folded_question = " ".join(fold(question).split())
         order = order_by_chains(
             set(self.corpus.analyze(question)),

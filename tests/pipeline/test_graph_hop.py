@@ -1,0 +1,182 @@
+"""The graph hop: personalised PageRank against an independent dense solve, proposals, the trace, clearance."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from hoprag.acl import Clearance, LeakDetector
+from hoprag.datasets.importers import import_dataset
+from hoprag.datasets.schema import load_cases
+from hoprag.errors import ConfigError
+from hoprag.index.entity_graph import build_entity_graph
+from hoprag.index.store import IndexConfig, build_index, load_index
+from hoprag.ingest.chunking import ChunkConfig, chunk_document
+from hoprag.ingest.loaders import load_corpora
+from hoprag.pipeline.factory import make_engine
+from hoprag.pipeline.graph_hop import GraphHop, personalized_pagerank, transition_matrix
+from hoprag.records import Document
+
+pytestmark = pytest.mark.unit
+
+ROOT = Path(__file__).resolve().parents[2]
+ENTERPRISE = ROOT / "data" / "enterprise"
+DATA = ROOT / "tests" / "data"
+
+
+def dense_ppr(adjacency: np.ndarray, seed: np.ndarray, damping: float) -> np.ndarray:
+    """The PPR fixed point r = (1 - d) s + d Pᵀ r solved directly: (I - d Pᵀ) r = (1 - d) s."""
+    degree = adjacency.sum(axis=1)
+    transition = np.zeros_like(adjacency)
+    for i, d in enumerate(degree):
+        if d > 0:
+            transition[i] = adjacency[i] / d
+    n = len(seed)
+    return np.linalg.solve(np.eye(n) - damping * transition.T, (1 - damping) * seed)
+
+
+def test_power_iteration_meets_the_dense_fixed_point() -> None:
+    # 6 nodes: a weighted cycle with a chord, a leaf and a node without edges (it keeps no mass)
+    a = np.zeros((6, 6))
+    for i, j, w in [(0, 1, 1.0), (1, 2, 2.0), (2, 3, 1.0), (3, 0, 0.5), (0, 2, 1.0), (3, 4, 3.0)]:
+        a[i, j] = a[j, i] = w
+    seed = np.array([0.7, 0.0, 0.0, 0.3, 0.0, 0.0])
+    for damping in (0.5, 0.85):
+        expected = dense_ppr(a, seed, damping)
+        got = personalized_pagerank(transition_matrix(sparse.csr_matrix(a)), seed, damping=damping,
+                                    iterations=500, tolerance=1e-14)
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+        assert got[5] == 0.0
+    # by hand, for one step: after a single iteration r = (1-d) s + d Pᵀ s
+    p_t = transition_matrix(sparse.csr_matrix(a))
+    one = personalized_pagerank(p_t, seed, damping=0.5, iterations=1)
+    # node 1 has no seed mass; it gets d × 0.7 × its share of node 0's edge weight (1 of 1 + 1 + 0.5)
+    assert one[1] == pytest.approx(0.5 * 0.7 * 1.0 / (1.0 + 1.0 + 0.5))
+
+
+def test_the_graph_hop_walks_the_entity_chunk_graph_as_the_dense_reference_does() -> None:
+    docs = {
+        "a": Document(id="a", title="Neil Peart", text="Neil Peart was the drummer of Rush. He was born in Hamilton."),
+        "b": Document(id="b", title="Rush (band)", text="Rush was formed in Toronto. Neil Peart joined in 1974."),
+        "c": Document(id="c", title="Toronto", text="Toronto is the capital of Ontario."),
+        "d": Document(id="d", title="Hamilton, Ontario", text="Hamilton lies on Lake Ontario."),
+    }
+    chunks = [c for d in docs.values() for c in chunk_document(d, ChunkConfig())]
+    graph, _ = build_entity_graph(chunks, docs)
+    hop = GraphHop(graph, damping=0.5, iterations=500, tolerance=1e-14)
+    proposal = hop.propose("Where was the drummer of Rush born?", {"b#0": 1.0}, limit=2, top=10)
+    assert proposal is not None
+    # seeds: the question's entity "rush" (specificity 1/2) and the held chunk, half each
+    assert [k for k, _ in proposal.seed_entities] == ["rush"]
+    n_e, n_c = graph.entity_chunk.shape
+    b = graph.entity_chunk.toarray().astype(float)
+    adjacency = np.block([[np.zeros((n_e, n_e)), b], [b.T, graph.chunk_chunk.toarray()]])
+    seed = np.zeros(n_e + n_c)
+    seed[graph.entity_index["rush"]] = 0.5
+    seed[n_e + graph.chunk_index["b#0"]] = 0.5
+    expected = dense_ppr(adjacency, seed, 0.5)
+    ranked = dict(proposal.ranked)
+    for chunk_id, position in graph.chunk_index.items():
+        assert ranked.get(chunk_id, 0.0) == pytest.approx(expected[n_e + position], abs=1e-12)
+    # the held chunk is never proposed; the best other chunks are, best first, with their parent
+    proposed = [c for c, _ in proposal.proposed]
+    assert "b#0" not in proposed and proposed[0] == "a#0"
+    assert proposal.parents["a#0"] == "b#0"
+    assert [s for _, s in proposal.proposed] == sorted((s for _, s in proposal.proposed), reverse=True)
+
+
+@pytest.fixture(scope="module")
+def hotpot_index(tmp_path_factory):
+    result = import_dataset("hotpotqa", [DATA / "hotpotqa_dev_slice.json"])
+    out = tmp_path_factory.mktemp("hotpot-graph")
+    build_index(result.documents, out)
+    return result, load_index(out)
+
+
+def test_the_engine_records_every_graph_step_as_a_retrieval_call(hotpot_index) -> None:
+    result, index = hotpot_index
+    engine = make_engine("multihop", index)
+    assert engine.graph_hop is not None  # on by default when the index holds a graph
+    traces = [engine.answer(c.query, case_id=c.case_id) for c in result.cases]
+    graph_steps = [s for t in traces for s in t.steps if s.bridge.get("graph") == "ppr"]
+    assert graph_steps
+    for trace in traces:
+        for position, step in enumerate(trace.steps):
+            if step.bridge.get("graph") != "ppr":
+                continue
+            assert step.hop >= 2 and all(h.retriever == "graph" for h in step.hits)
+            assert list(step.selected) == [h.chunk_id for h in step.hits] == step.bridge["proposed"]
+            assert set(step.bridge) >= {"seed_entities", "seed_chunks", "top_entities", "top_chunks", "parents"}
+            assert step.issued_query.startswith("ppr")
+            held_before = {c for s in trace.steps[:position] for c in s.selected}
+            assert not set(step.selected) & {c for c, _ in step.bridge["seed_chunks"]}
+            assert {c for c, _ in step.bridge["seed_chunks"]} <= held_before
+            assert [h.rank for h in step.hits] == list(range(1, len(step.hits) + 1))
+    # off: no graph step, and the config hash is the one graph-less engines always had
+    plain = make_engine("multihop", index, graph=False)
+    assert plain.graph_hop is None and plain.config_hash != engine.config_hash
+    assert all(s.bridge.get("graph") is None for c in result.cases for s in plain.answer(c.query).steps)
+
+
+def test_graph_asked_of_an_index_without_one_is_refused(tmp_path) -> None:
+    result = import_dataset("hotpotqa", [DATA / "hotpotqa_dev_slice.json"])
+    build_index(result.documents, tmp_path / "plain", IndexConfig(graph=False))
+    index = load_index(tmp_path / "plain")
+    assert make_engine("multihop", index).graph_hop is None  # the default quietly does without
+    with pytest.raises(ConfigError, match="--graph needs an index built with its entity graph.*--no-graph"):
+        make_engine("multihop", index, graph=True)
+
+
+@pytest.fixture(scope="module")
+def enterprise(tmp_path_factory):
+    documents = load_corpora([ENTERPRISE / "corpus.jsonl"])
+    out = tmp_path_factory.mktemp("enterprise-graph")
+    build_index(documents, out)
+    return documents, load_index(out), load_cases(ENTERPRISE / "cases.jsonl")
+
+
+@pytest.mark.parametrize("level", ("public", "internal"))
+def test_the_graph_never_proposes_or_reveals_a_chunk_above_the_clearance(enterprise, level) -> None:
+    documents, index, cases = enterprise
+    clearance = Clearance(level)
+    hidden_docs = {d.id for d in documents if not clearance.allows(d.acl)}
+    assert hidden_docs
+    hidden_chunks = {c.id for c in index.chunks.values() if c.doc_id in hidden_docs}
+    graph = index.graph
+    # entities only hidden chunks mention: the walk must never name them
+    columns = graph.entity_chunk.tocsr()
+    hidden_only = set()
+    for row, key in enumerate(graph.keys):
+        held_by = {graph.chunk_ids[c] for c in columns.indices[columns.indptr[row] : columns.indptr[row + 1]]}
+        if held_by and held_by <= hidden_chunks:
+            hidden_only.add(key)
+    assert hidden_only
+    visible = [c.id for c in index.chunks.values() if c.doc_id not in hidden_docs]
+    hop = GraphHop(graph, visible=visible)
+    everything = GraphHop(graph)
+    leaked_without_mask = False
+    for case in cases:
+        # seed with every hidden chunk too: a seed the caller may not see is ignored
+        held = {c: 1.0 for c in visible[:3]} | {c: 1.0 for c in sorted(hidden_chunks)[:3]}
+        proposal = hop.propose(case.query, held, limit=5, top=50)
+        if proposal is None:
+            continue
+        named = {c for c, _ in proposal.ranked} | {c for c, _ in proposal.proposed} | {c for c, _ in proposal.seed_chunks}
+        assert not named & hidden_chunks, case.case_id
+        entities = {k for k, _ in proposal.top_entities} | {k for k, _ in proposal.seed_entities}
+        assert not entities & hidden_only, case.case_id
+        assert not set(proposal.parents.values()) & hidden_chunks
+        unmasked = everything.propose(case.query, held, limit=5, top=50)
+        leaked_without_mask |= bool(unmasked and {c for c, _ in unmasked.ranked} & hidden_chunks)
+    assert leaked_without_mask  # the control: without the mask the walk does reach hidden chunks
+    # end to end: an engine at this clearance, graph on, leaves no hidden document in any trace
+    engine = make_engine("multihop", index, clearance=level, graph=True)
+    detector = LeakDetector(documents, clearance)
+    traces = [engine.answer(c.query, case_id=c.case_id) for c in cases]
+    assert any(s.bridge.get("graph") for t in traces for s in t.steps)
+    for trace in traces:
+        assert {h.doc_id for s in trace.steps for h in s.hits} <= {d.id for d in documents} - hidden_docs
+        assert detector.find_in(trace.to_dict()) == set(), trace.case_id
