@@ -14,7 +14,7 @@ pytestmark = pytest.mark.integration
 DATA = Path(__file__).parents[1] / "data"
 EXTRAS = [
     "sqlalchemy", "onnxruntime", "model2vec", "tokenizers", "httpx", "llama_cpp", "scipy", "sacrebleu",
-    "rouge_score", "datasketch", "yaml", "psycopg", "faiss", "usearch", "pytrec_eval", "ir_measures",
+    "rouge_score", "datasketch", "yaml", "psycopg", "faiss", "usearch", "pytrec_eval", "ir_measures", "ray",
 ]
 BOOT = (
     "import sys\n"
@@ -51,3 +51,5 @@ def test_a_missing_extra_names_what_to_install(tmp_path):
     assert dense.returncode == 2 and "hoprag[dense]" in dense.stderr.replace("\n", " ")
     llm = hoprag(tmp_path, "ask", "hp/idx", "Who drums for Rush?", "--llm", "openai:some-model")
     assert llm.returncode == 2 and "hoprag[llm]" in llm.stderr.replace("\n", " ")
+    ray = hoprag(tmp_path, "run", "hp/idx", "hp/cases.jsonl", "--out", "hp/t.jsonl", "--executor", "ray")
+    assert ray.returncode == 2 and "hoprag[ray]" in ray.stderr.replace("\n", " ")

@@ -249,6 +249,7 @@ def build_index(
     config: IndexConfig | None = None,
     *,
     progress: Progress | None = None,
+    executor: Any = None,
 ) -> IndexManifest:
     """Chunk, index and write ``documents`` to ``out_dir``; returns the manifest written.
 
@@ -260,13 +261,15 @@ def build_index(
 
     ``progress(stage, done, total)`` is called for stages ``chunk`` (documents), ``tokenize``
     (chunks, one batch at a time), ``index``, ``embed`` (only with ``config.dense``) and ``write``.
+    ``executor`` (:mod:`hoprag.executors`) embeds the chunks in shards for ``config.dense``
+    (:mod:`hoprag.index.embed_shards`: the same vector bytes as in one process).
     """
     config = config or IndexConfig()
     out = Path(out_dir)
     staging.check_target(out, manifest=MANIFEST, own_files=OWN_FILES)
     stage = staging.open_stage(out)
     try:
-        manifest = _build_into(stage, documents, config, progress, target=out)
+        manifest = _build_into(stage, documents, config, progress, target=out, executor=executor)
     except BaseException:
         staging.discard(stage)
         raise
@@ -277,7 +280,8 @@ def build_index(
 
 
 def _build_into(
-    out: Path, documents: Iterable[Document], config: IndexConfig, progress: Progress | None, *, target: Path
+    out: Path, documents: Iterable[Document], config: IndexConfig, progress: Progress | None, *, target: Path,
+    executor: Any = None,
 ) -> IndexManifest:
     """Stream the corpus into the (new, empty) directory ``out``: rows, tokens, then arrays, manifest last."""
     started = time.perf_counter()
@@ -340,8 +344,9 @@ def _build_into(
     del model
     dense_info: DenseInfo | None = None
     if config.dense:
-        embedder = make_embedder(config.embedder)
-        vectors = embed_in_batches(embedder, dense_texts, progress=progress)
+        from hoprag.index.embed_shards import embed_corpus
+
+        vectors, embedder = embed_corpus(config.embedder, dense_texts, executor=executor, progress=progress)
         found = embedder.info()
         dense_info = DenseInfo(embedder=embedder.name, model_id=str(found["model_id"]), dim=embedder.dim,
                                count=writer.chunks, weights_sha256=str(found["weights_sha256"]))
