@@ -108,6 +108,7 @@ def index_cmd(
     overlap: int = typer.Option(150, "--overlap", min=0, help="characters of trailing sentences repeated in the next chunk (< --chunk-size)"),
     dense: bool = typer.Option(False, "--dense/--no-dense", help="also embed every chunk for dense and hybrid retrieval"),
     embedder: str = typer.Option("minilm", "--embedder", help="dense model: minilm (int8 MiniLM, 384-d) | static (model2vec, 64-d)"),
+    ann: str = typer.Option("auto", "--ann", help="with --dense, how vectors are searched: auto (an HNSW graph from 50,000 chunks, exact below) | exact | hnsw"),
     graph: bool = typer.Option(True, "--graph/--no-graph", help="also build the entity graph the graph hop walks"),
     executor: str = EXECUTOR_OPT,
     workers: Optional[int] = WORKERS_OPT,
@@ -116,6 +117,7 @@ def index_cmd(
     """Chunk and index documents (BM25, plus dense vectors with --dense) into a persisted index directory."""
     from hoprag.ingest.chunking import ChunkConfig
     from hoprag.ingest.loaders import load_corpora
+    from hoprag.index.ann import ANN_MODES
     from hoprag.index.store import IndexConfig, build_index
     from hoprag.progress import staged_progress
 
@@ -137,11 +139,14 @@ def index_cmd(
     if (pool.name != "local" or (pool.workers or 1) > 1) and (not dense or store is not None):
         raise ConfigError("--executor and --workers spread the dense embedding of an --out build over workers; "
                           "add --dense (and --out DIR), or drop them")
+    if ann != "auto" and not dense:
+        raise ConfigError(f"--ann {ann} chooses how dense vectors are searched, and this build has none; add --dense, or drop --ann")
     documents = load_corpora(corpora)
     config = IndexConfig(
         chunk=ChunkConfig(max_chars=chunk_size, overlap_chars=overlap),
         dense=dense,
         embedder=_check_choice(embedder, EMBEDDER_NAMES, "embedder"),
+        ann=_check_choice(ann, ANN_MODES, "ann mode"),
         graph=graph,
     )
     with staged_progress("index", quiet=quiet) as progress:
@@ -153,6 +158,10 @@ def index_cmd(
         else:
             manifest, where = build_index(documents, out_dir, config, progress=progress, executor=pool), str(out_dir)
     vectors = f", {manifest.dense.dim}-d {manifest.dense.embedder} vectors" if manifest.dense else ""
+    graph_ann = getattr(manifest.dense, "ann", None)
+    if graph_ann is not None:
+        vectors += (f" searched through an HNSW graph (recall@10 {graph_ann.recall_at_10:.3f} vs exact on "
+                    f"{graph_ann.recall_queries} chunk vectors, {graph_ann.build_s:.1f} s)")
     info = getattr(manifest, "graph", None)
     if info is not None:
         vectors += (f", entity graph of {info.entities} entities / {info.mentions} mentions / {info.chunk_links} "

