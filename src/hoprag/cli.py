@@ -106,6 +106,11 @@ def index_cmd(
     ),
     chunk_size: int = typer.Option(1200, "--chunk-size", min=50, help="maximum characters per chunk (≥ 50)"),
     overlap: int = typer.Option(150, "--overlap", min=0, help="characters of trailing sentences repeated in the next chunk (< --chunk-size)"),
+    chunking: str = typer.Option(
+        "fixed", "--chunking",
+        help="fixed: sentences packed to --chunk-size characters | paragraph: whole paragraphs up to --chunk-tokens, longer ones cut at sentences",
+    ),
+    chunk_tokens: int = typer.Option(320, "--chunk-tokens", min=16, help="with --chunking paragraph: most tokens (words and punctuation) per chunk (≥ 16)"),
     dense: bool = typer.Option(False, "--dense/--no-dense", help="also embed every chunk for dense and hybrid retrieval"),
     embedder: str = typer.Option("minilm", "--embedder", help="dense model: minilm (int8 MiniLM, 384-d) | static (model2vec, 64-d)"),
     ann: str = typer.Option("auto", "--ann", help="with --dense, how vectors are searched: auto (an HNSW graph from 50,000 chunks, exact below) | exact | hnsw"),
@@ -115,7 +120,7 @@ def index_cmd(
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Chunk and index documents (BM25, plus dense vectors with --dense) into a persisted index directory."""
-    from hoprag.ingest.chunking import ChunkConfig
+    from hoprag.ingest.chunking import CHUNKING_MODES, ChunkConfig
     from hoprag.ingest.loaders import load_corpora
     from hoprag.index.ann import ANN_MODES
     from hoprag.index.store import IndexConfig, build_index
@@ -143,7 +148,12 @@ def index_cmd(
         raise ConfigError(f"--ann {ann} chooses how dense vectors are searched, and this build has none; add --dense, or drop --ann")
     documents = load_corpora(corpora)
     config = IndexConfig(
-        chunk=ChunkConfig(max_chars=chunk_size, overlap_chars=overlap),
+        chunk=ChunkConfig(
+            mode=_check_choice(chunking, CHUNKING_MODES, "chunking"),
+            max_chars=chunk_size,
+            overlap_chars=overlap,
+            max_tokens=chunk_tokens,
+        ),
         dense=dense,
         embedder=_check_choice(embedder, EMBEDDER_NAMES, "embedder"),
         ann=_check_choice(ann, ANN_MODES, "ann mode"),
