@@ -1,6 +1,6 @@
 """Chain coverage@k of single-shot vs multi-hop on any benchmark file(s), pooled corpus per call.
 
-    python bench/chain_coverage.py hotpotqa path/to/hotpot_train.json [--k 5]
+    python bench/chain_coverage.py hotpotqa path/to/hotpot_train.json [--k 5] [--chunking paragraph]
 
 Use it on samples the engine was not developed on, to check that the gain holds.
 """
@@ -14,7 +14,8 @@ from pathlib import Path
 
 from hoprag.datasets.importers import import_dataset
 from hoprag.evaluation.runner import evaluate
-from hoprag.index.store import build_index, load_index
+from hoprag.index.store import IndexConfig, build_index, load_index
+from hoprag.ingest.chunking import CHUNKING_MODES, ChunkConfig
 from hoprag.pipeline.factory import make_engine
 
 
@@ -24,10 +25,13 @@ def main() -> None:
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--chunking", choices=CHUNKING_MODES, default=ChunkConfig().mode)
+    parser.add_argument("--chunk-tokens", type=int, default=ChunkConfig().max_tokens)
     args = parser.parse_args()
     result = import_dataset(args.format, args.files)
+    config = IndexConfig(chunk=ChunkConfig(mode=args.chunking, max_tokens=args.chunk_tokens))
     with tempfile.TemporaryDirectory() as tmp:
-        build_index(result.documents, Path(tmp) / "index")
+        build_index(result.documents, Path(tmp) / "index", config)
         index = load_index(Path(tmp) / "index")
         scores = {}
         for name in ("single", "multihop"):
@@ -37,6 +41,7 @@ def main() -> None:
             scores[name] = {
                 "all": evaluation.aggregate[f"chain_coverage@{args.k}"],
                 "by_type": {t: a[f"chain_coverage@{args.k}"] for t, a in evaluation.aggregate_by("question_type").items()},
+                "by_hops": _by_hops(evaluation.cases, f"chain_coverage@{args.k}"),
             }
     summary = {
         "files": [f.name for f in args.files],
@@ -45,7 +50,9 @@ def main() -> None:
         "single": scores["single"]["all"],
         "multihop": scores["multihop"]["all"],
         "gain": scores["multihop"]["all"] - scores["single"]["all"],
+        "chunking": args.chunking,
         "by_type": {t: (scores["single"]["by_type"].get(t), v) for t, v in scores["multihop"]["by_type"].items()},
+        "by_hops": {h: (scores["single"]["by_hops"][h], v) for h, v in scores["multihop"]["by_hops"].items()},
     }
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -56,6 +63,18 @@ def main() -> None:
     )
     for qtype, (s, m) in sorted(summary["by_type"].items()):
         print(f"  {qtype:>20}: single {s:.3f} · multihop {m:.3f}")
+    for hops, (s, m) in sorted(summary["by_hops"].items()):
+        print(f"  {hops:>20}: single {s[0]:.3f} · multihop {m[0]:.3f} ({m[1]} questions)")
+
+
+def _by_hops(rows: list[dict], measure: str) -> dict[str, tuple[float, int]]:
+    """Mean ``measure`` by hop count, for question types that name it (MuSiQue's ``2hop``, ``3hop1``…)."""
+    groups: dict[str, list[float]] = {}
+    for row in rows:
+        qtype = str(row.get("question_type") or "")
+        if qtype[:1].isdigit() and "hop" in qtype:
+            groups.setdefault(f"{qtype[0]}-hop", []).append(row.get(measure) or 0.0)
+    return {h: (sum(v) / len(v), len(v)) for h, v in groups.items()}
 
 
 if __name__ == "__main__":
