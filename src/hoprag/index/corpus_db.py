@@ -11,6 +11,7 @@ matrix and of ``vectors.npy``)::
 
     documents(pos, id, title, source, version, timestamp, doc_type, acl, record)   record: canonical JSON
     chunks(pos, id, doc_pos, start, end, idx, text)
+    title_keys(key, doc_pos)   each titled document's title as a link target (entities.title_key)
 
 Every read error becomes :class:`~hoprag.errors.IndexLoadError` naming the rebuild command, so a
 file damaged after loading still never shows a traceback.
@@ -22,13 +23,14 @@ import json
 import sqlite3
 from dataclasses import fields
 import threading
-from collections.abc import Callable, ItemsView, Iterator, Mapping, Sequence, ValuesView
+from collections.abc import Callable, Collection, ItemsView, Iterator, Mapping, Sequence, ValuesView
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hoprag.errors import IndexLoadError
+from hoprag.index.entities import title_key
 from hoprag.index.term_stats import TermStats
 from hoprag.records import Chunk, Document
 
@@ -44,10 +46,12 @@ CREATE TABLE documents (pos INTEGER PRIMARY KEY, id TEXT NOT NULL, title TEXT NO
   version TEXT NOT NULL, timestamp TEXT NOT NULL, doc_type TEXT NOT NULL, acl TEXT NOT NULL, record TEXT NOT NULL);
 CREATE TABLE chunks (pos INTEGER PRIMARY KEY, id TEXT NOT NULL, doc_pos INTEGER NOT NULL, start INTEGER NOT NULL,
   end INTEGER NOT NULL, idx INTEGER NOT NULL, text TEXT NOT NULL);
+CREATE TABLE title_keys (key TEXT NOT NULL, doc_pos INTEGER NOT NULL);
 """
 _INDEXES = """
 CREATE UNIQUE INDEX documents_id ON documents(id);
 CREATE UNIQUE INDEX chunks_id ON chunks(id);
+CREATE INDEX title_keys_key ON title_keys(key);
 """
 _SCALAR_FIELDS = ("id", "title", "source", "version", "timestamp", "doc_type", "acl")
 _BATCH = 900  # SQLite's default limit on bound parameters is 999
@@ -78,6 +82,7 @@ class CorpusWriter:
         self._conn.execute("BEGIN")
         self._docs: list[tuple[Any, ...]] = []
         self._chunks: list[tuple[Any, ...]] = []
+        self._keys: list[tuple[str, int]] = []
         self._chunk_doc: list[int] = []
         self._doc_acl: list[str] = []
         self.documents = 0
@@ -86,6 +91,8 @@ class CorpusWriter:
     def add(self, doc: Document, record: str, chunks: Sequence[Chunk]) -> None:
         pos = self.documents
         self._docs.append((pos, doc.id, doc.title, doc.source, doc.version, doc.timestamp, doc.doc_type, doc.acl, record))
+        if doc.title:
+            self._keys.append((title_key(doc.title), pos))
         for chunk in chunks:
             self._chunks.append((self.chunks, chunk.id, pos, chunk.start, chunk.end, chunk.index, chunk.text))
             self._chunk_doc.append(pos)
@@ -98,8 +105,10 @@ class CorpusWriter:
     def _flush(self) -> None:
         self._conn.executemany("INSERT INTO documents VALUES (?,?,?,?,?,?,?,?,?)", self._docs)
         self._conn.executemany("INSERT INTO chunks VALUES (?,?,?,?,?,?,?)", self._chunks)
+        self._conn.executemany("INSERT INTO title_keys VALUES (?,?)", self._keys)
         self._docs.clear()
         self._chunks.clear()
+        self._keys.clear()
 
     def close(self, acl_classes: Sequence[str]) -> None:
         """Finish the file; ``acl_classes`` is the code table of ``chunk_acl.npy`` (the manifest's)."""
@@ -304,6 +313,19 @@ class CorpusDB:
             if mask is None or mask[pos]:
                 yield did
 
+    def has_title_keys(self, key: str, mask: np.ndarray | None) -> bool | None:
+        """Whether a (visible) document's title has link key ``key``; ``None`` if the file has no key table."""
+        if getattr(self, "_no_keys", False):
+            return None
+        try:
+            rows = self._conn().execute("SELECT doc_pos FROM title_keys WHERE key = ?", (key,)).fetchall()
+        except sqlite3.OperationalError:
+            self._no_keys = True
+            return None
+        except sqlite3.Error as exc:
+            raise self._broken(exc) from None
+        return any(mask is None or mask[pos] for (pos,) in rows)
+
     def titles(self, mask: np.ndarray | None = None) -> Iterator[str]:
         for pos, title in self._stream("SELECT pos, title FROM documents ORDER BY pos"):
             if mask is None or mask[pos]:
@@ -436,6 +458,39 @@ class StoredDocuments(Mapping[str, Document]):
     def titles(self) -> Iterator[str]:
         """Every document's title, in corpus order, without parsing the records."""
         return self.db.titles(self.mask)
+
+    def title_keys(self) -> TitleKeys | None:
+        """The link keys of the titles in this view, looked up one at a time (``None``: not stored)."""
+        return TitleKeys(self) if self.db.has_title_keys("", self.mask) is not None else None
+
+
+class TitleKeys(Collection[str]):
+    """``key in keys``: whether a document of the view has a title with that link key (indexed
+    lookups; iterating walks every title)."""
+
+    def __init__(self, documents: StoredDocuments) -> None:
+        self._documents = documents
+        self._seen: dict[str, bool] = {}
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str):
+            return False
+        found = self._seen.get(key)
+        if found is None:
+            found = bool(self._documents.db.has_title_keys(key, self._documents.mask))
+            if len(self._seen) > 100_000:
+                self._seen.clear()
+            self._seen[key] = found
+        return found
+
+    def __len__(self) -> int:
+        return sum(1 for t in self._documents.titles() if t)
+
+    def __bool__(self) -> bool:
+        return len(self._documents) > 0
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({title_key(t) for t in self._documents.titles() if t})
 
 
 class _Values(ValuesView):  # type: ignore[type-arg]

@@ -73,17 +73,22 @@ class CorpusView:
         else:
             texts = {cid: _title_of(c, documents) + "\n" + c.text for cid, c in chunks.items()}
             self.term_weights = TermWeights(texts, self.analyze)
-        self._titles: frozenset[str] | None = None
+        self._titles: Collection[str] | None = None
 
     def _text(self, chunk_id: str) -> str:
         return _title_of(self.chunks[chunk_id], self.documents) + "\n" + self.chunks[chunk_id].text
 
     @property
-    def known_titles(self) -> frozenset[str]:
+    def known_titles(self) -> Collection[str]:
         if self._titles is None:
-            titles = getattr(self.documents, "titles", None)  # a loaded index reads the title column only
-            found = titles() if titles is not None else (d.title for d in self.documents.values())
-            self._titles = frozenset(title_key(t) for t in found if t)
+            # a loaded index looks title keys up in its own table, one candidate at a time
+            stored = getattr(self.documents, "title_keys", None)
+            keys = stored() if stored is not None else None
+            if keys is None:
+                titles = getattr(self.documents, "titles", None)
+                found = titles() if titles is not None else (d.title for d in self.documents.values())
+                keys = frozenset(title_key(t) for t in found if t)
+            self._titles = keys
         return self._titles
 
 
