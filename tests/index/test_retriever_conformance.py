@@ -237,6 +237,7 @@ def test_hybrid_fuses_the_same_lists_into_the_same_hits(local_index, postgres_in
 def test_hnsw_search_agrees_with_exact_on_this_corpus(postgres_index) -> None:
     exact = postgres_index.dense(backend="exact")
     hnsw = postgres_index.dense()
+    assert postgres_index.dense(backend=None) is hnsw  # None: the way the index was built, as locally
     for query in QUERIES:
         for level in (None, "public"):
             want = {h.chunk_id for h in exact.retrieve(query, 10, clearance=level)}

@@ -259,8 +259,10 @@ class PgIndex:
     def has_dense(self) -> bool:
         return self.manifest.dense is not None
 
-    def dense(self, *, min_score: float | None = None, backend: str = "hnsw", mode: str = "dense") -> PgDenseRetriever:
-        """The dense retriever over the stored vectors; :class:`IndexLoadError` if there are none."""
+    def dense(self, *, min_score: float | None = None, backend: str | None = "hnsw", mode: str = "dense") -> PgDenseRetriever:
+        """The dense retriever over the stored vectors (``backend``: ``hnsw``, the default when
+        ``None``, or ``exact``); :class:`IndexLoadError` if there are none."""
+        backend = backend or "hnsw"
         info = self.manifest.dense
         if info is None:
             raise IndexLoadError(
