@@ -61,7 +61,9 @@ def unregister(stage: str, fn: EvalHook) -> None:
 
 def hooks_for(stage: str) -> list[EvalHook]:
     """The hooks of ``stage``; the built-in checks register on first use."""
-    import hoprag.gates.checks  # noqa: F401  (registers the built-in checks)
+    from hoprag.gates.checks import register_builtin
+
+    register_builtin()
 
     return list(REGISTRY.get(canonical_stage(stage), []))
 

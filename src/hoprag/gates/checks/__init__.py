@@ -1,3 +1,19 @@
-"""Built-in checks; importing this package registers each one as a hook of its stage."""
+"""Built-in checks, one module per stage; :func:`register_builtin` imports them all, and importing a
+module registers its checks as hooks of its stage.
 
-from hoprag.gates.checks import chunks, data, embeddings, feedback, generation, indexing, retrieval  # noqa: F401
+The package itself imports nothing, so a command that needs one pure function (``trec-eval``:
+:func:`hoprag.gates.checks.retrieval.retrieval_measures`) does not pay for every stage's imports
+(the feedback check reads the run store's records, which loads SQLAlchemy).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+BUILTIN = ("chunks", "data", "embeddings", "feedback", "generation", "indexing", "retrieval")
+
+
+def register_builtin() -> None:
+    """Import every built-in check module (each registers its hooks once, on first import)."""
+    for name in BUILTIN:
+        importlib.import_module(f"{__name__}.{name}")

@@ -1,0 +1,50 @@
+"""Commands import only what they use: trec-eval never loads the run store's SQLAlchemy, and a
+search of a local index loads no database driver, HTTP client or YAML parser.
+
+Each command runs in a fresh interpreter, which prints the heavy modules it ended up importing.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).parents[2]
+HEAVY = ["sqlalchemy", "psycopg", "httpx", "yaml", "fastapi", "bm25s", "onnxruntime", "ray"]
+BOOT = (
+    "import sys, json\n"
+    "from hoprag.cli import main\n"
+    "try:\n"
+    "    main(sys.argv[1:])\n"
+    "except SystemExit as exc:\n"
+    "    code = exc.code\n"
+    "else:\n"
+    "    code = 0\n"
+    f"print(json.dumps({{'code': code, 'loaded': [m for m in {HEAVY!r} if m in sys.modules]}}))\n"
+)
+
+
+def loaded(tmp: Path, *args: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", BOOT, *args], cwd=tmp, capture_output=True, text=True, timeout=180)
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["code"] in (0, None), done.stdout + done.stderr
+    return report["loaded"]
+
+
+def test_trec_eval_does_not_import_sqlalchemy(tmp_path):
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 2\n", encoding="utf-8")
+    (tmp_path / "run.txt").write_text("q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0 t\nq2 Q0 d4 1 1.0 t\n", encoding="utf-8")
+    assert loaded(tmp_path, "trec-eval", "qrels.txt", "run.txt", "-m", "P@5", "-m", "nDCG@10") == []
+
+
+def test_search_of_a_local_index_loads_no_driver_client_or_parser(tmp_path):
+    corpus = ROOT / "data" / "enterprise" / "corpus.jsonl"
+    subprocess.run([sys.executable, "-m", "hoprag.cli", "index", str(corpus), "--out", "idx", "-q"], cwd=tmp_path,
+                   check=True, capture_output=True, timeout=180)
+    assert loaded(tmp_path, "search", "idx", "retention policy for customer data") == []
