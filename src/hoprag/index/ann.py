@@ -52,7 +52,8 @@ __all__ = [
 AnnMode = Literal["auto", "exact", "hnsw"]
 ANN_MODES: tuple[str, ...] = ("auto", "exact", "hnsw")
 ANN_FILE = "vectors.hnsw"
-#: from this many chunks ``auto`` builds the graph (exact search at 50,000 x 384 takes ~5 ms)
+#: from this many chunks ``auto`` builds the graph: exact search over 384-d vectors costs about 3.8 / 11 / 37
+#: CPU-ms per query at 10k / 50k / 200k chunks, and a multi-hop question makes about 11 retrieval calls
 AUTO_MIN_CHUNKS = 50_000
 #: below this share of allowed chunks, a filtered search is exact over the allowed ones
 SPARSE_SHARE = 0.02
