@@ -5,7 +5,7 @@ the enterprise corpus; queries: every question of those files. All three systems
 chunk texts (title + newline + chunk) with the same tokens (PyStemmer English, bm25s English
 stopwords) and answer the same queries, k=10, one query at a time.
 
-    python bench/bm25.py [--data DIR] [--repeat N] [--json]
+    python bench/bm25.py [--data DIR] [--repeat N] [--json] [--quick]
 
 Targets: hoprag per-query time <= 1.1x raw bm25s (tokenise + retrieve), >= 10x faster than
 rank_bm25 (get_scores + argsort).
@@ -157,8 +157,9 @@ def summarise(ms: list[float]) -> dict[str, float]:
     }
 
 
-def run(data: Path, repeat: int) -> dict[str, Any]:
+def run(data: Path, repeat: int, max_queries: int | None = None) -> dict[str, Any]:
     docs, queries, how = pooled_corpus(data)
+    queries = queries[:max_queries] if max_queries else queries
     chunks = chunk_documents(docs, ChunkConfig())
     titles = {d.id: d.title for d in docs}
     texts = [index_text(c, titles[c.doc_id]) for c in chunks]
@@ -245,8 +246,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder with hotpotqa/, musique/, ...")
     parser.add_argument("--repeat", type=int, default=5, help="passes over the query set")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--quick", action="store_true", help="20 queries, one pass: only checks the bench starts")
     args = parser.parse_args(argv)
-    report = run(args.data, args.repeat)
+    report = run(args.data, 1 if args.quick else args.repeat, 20 if args.quick else None)
     if args.json:
         print(json.dumps(report, indent=2))
     else:

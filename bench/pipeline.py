@@ -1,6 +1,6 @@
 """Pipeline benchmark: where a question's time goes, and what running independent hops concurrently buys.
 
-    python bench/pipeline.py [--delay 0.2] [--json]
+    python bench/pipeline.py [--delay 0.2] [--json] [--quick]
 
 1. Offline multi-hop engine on the pooled demo corpus (every bundled question over the union of all
    sets' passages): per-question latency split into planning / retrieval / ranking / synthesis.
@@ -107,8 +107,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--delay", type=float, default=0.2, help="per-call backend delay in seconds")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="10 questions, 10 ms per call: only checks the bench starts")
     args = parser.parse_args()
     documents, questions = pooled_corpus()
+    if args.quick:
+        questions, args.delay = questions[:10], 0.01
     with tempfile.TemporaryDirectory() as tmp:
         build_index(documents, Path(tmp) / "index")
         index = load_index(Path(tmp) / "index")

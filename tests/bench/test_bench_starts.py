@@ -1,0 +1,82 @@
+"""Every bench in bench/ starts in the test environment and writes its figures, at a tiny size.
+
+Only that it runs: each bench is a subprocess with its smallest arguments, which must exit 0 and
+leave its figures (JSON on stdout or in a file, or the table it prints). A new bench needs a row in
+RUNS; the figures themselves are measured by running the benches at their real sizes (README).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).parents[2]
+BENCH = ROOT / "bench"
+HOTPOT = str(ROOT / "tests" / "data" / "hotpotqa_dev_slice.json")
+
+
+def last_json(out: str, tmp: Path) -> object:
+    """The JSON a bench printed (the last top-level JSON document of its stdout)."""
+    start = out.rfind("\n{") + 1 if not out.lstrip().startswith("{") else out.index("{")
+    return json.loads(out[start:])
+
+
+def json_file(name: str) -> Callable[[str, Path], object]:
+    return lambda out, tmp: json.loads((tmp / name).read_text(encoding="utf-8"))
+
+
+def printed(text: str) -> Callable[[str, Path], object]:
+    def check(out: str, tmp: Path) -> object:
+        assert text in out, out[-2000:]
+        return out
+
+    return check
+
+
+def scale_figures(out: str, tmp: Path) -> object:
+    figures = json.loads((tmp / "scale.json").read_text(encoding="utf-8"))
+    assert sorted(p.name for p in (tmp / "fig").glob("*.svg")) == [
+        "scale_build_seconds.svg", "scale_load_seconds.svg", "scale_peak_rss.svg", "scale_query_p50.svg"]
+    return figures
+
+
+SLOW = pytest.mark.slow
+# bench file -> (arguments, how its figures are checked, marks); {tmp} is the test's folder
+RUNS: dict[str, tuple[list[str], Callable[[str, Path], object], tuple]] = {
+    "bm25.py": (["--quick", "--json"], last_json, ()),
+    "chain_coverage.py": (["hotpotqa", HOTPOT, "--json"], last_json, ()),
+    "eval.py": (["--quick", "--json", "{tmp}/eval.json"], json_file("eval.json"), ()),
+    "metrics.py": (["--queries", "200", "--hits", "20", "--repeat", "1"], printed("ratio hoprag/pytrec_eval"), ()),
+    "pipeline.py": (["--quick", "--json"], last_json, ()),
+    "dense.py": (["--embedders", "static", "--limit", "32", "--queries", "5", "--threads", "1", "--json"], last_json, (SLOW,)),
+    "graph_hop.py": (["--only", "HotpotQA dev", "--json", "{tmp}/graph.json"], json_file("graph.json"), (SLOW,)),
+    "hybrid_coverage.py": (["--samples", f"hotpotqa:{HOTPOT}", "--json"], last_json, (SLOW,)),
+    "index_scale.py": (["--passages", "300", "--questions", "3", "--work", "{tmp}/work", "--json", "{tmp}/scale.json"],
+                       json_file("scale.json"), (SLOW,)),
+    "pg_store.py": (["--files", HOTPOT, "--embedder", "static", "--json"], last_json, (SLOW,)),
+    "ray_executor.py": (["--cases", "4", "--latency-ms", "20", "--json", "{tmp}/ray.json"], json_file("ray.json"), (SLOW,)),
+    "scale.py": (["--quick", "--work", "{tmp}/work", "--json", "{tmp}/scale.json", "--figures", "{tmp}/fig"],
+                 scale_figures, (SLOW,)),
+    "serve.py": (["--seconds", "1", "--clients", "2"], last_json, (SLOW,)),
+}
+
+
+def test_every_bench_has_a_start_row() -> None:
+    assert sorted(p.name for p in BENCH.glob("*.py")) == sorted(RUNS)
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=RUNS[n][2]) for n in sorted(RUNS)])
+def test_bench_starts_and_writes_its_figures(name: str, tmp_path: Path) -> None:
+    args, figures, _ = RUNS[name]
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    done = subprocess.run([sys.executable, str(BENCH / name), *argv], cwd=ROOT, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert figures(done.stdout, tmp_path)
