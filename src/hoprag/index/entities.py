@@ -60,6 +60,7 @@ MONTHS = frozenset(
 )
 
 _PARENTHETICAL = re.compile(r"\s*\([^)]*\)\s*$")
+_HAS_DIGIT = re.compile(r"\d")
 #: longest run of words inside a capitalised span that is looked up as a document title
 _MAX_TITLE_WORDS = 6
 
@@ -90,12 +91,17 @@ def trim_mention(value: str) -> str:
 def surface_spans(text: str) -> list[tuple[str, str, int]]:
     """``(raw span, kind, offset)`` of every quoted title, identifier, date and capitalised run."""
     found: list[tuple[str, str, int]] = []
-    for match in _QUOTED.finditer(text):
-        found.append((match.group(1), "quoted", match.start()))
-    for match in _IDENTIFIER.finditer(text):
-        found.append((match.group(0), "identifier", match.start()))
-    for match in _DATE.finditer(text):
-        found.append((match.group(0), "date", match.start()))
+    # each pattern needs a character the text may lack: skip the scan then (same spans, less time)
+    if '"' in text or "\u201c" in text:
+        for match in _QUOTED.finditer(text):
+            found.append((match.group(1), "quoted", match.start()))
+    digits = _HAS_DIGIT.search(text) is not None
+    if digits or "-" in text:
+        for match in _IDENTIFIER.finditer(text):
+            found.append((match.group(0), "identifier", match.start()))
+    if digits:
+        for match in _DATE.finditer(text):
+            found.append((match.group(0), "date", match.start()))
     for match in _CAPITALISED.finditer(text):
         found.append((match.group(0), "entity", match.start()))
     return found
@@ -142,15 +148,23 @@ def chunk_mentions(text: str, *, title: str = "") -> list[Mention]:
     return found
 
 
-def resolve_mentions(mentions: Collection[Mention], title_keys: Collection[str] = ()) -> dict[str, str]:
-    """``{key: kind}`` of a chunk's mentions; a key that is a document title counts as kind ``title``."""
-    titles = title_keys if isinstance(title_keys, frozenset) else frozenset(title_keys)
+def resolve_mentions(
+    mentions: Collection[Mention], title_keys: Collection[str] = (), cache: dict | None = None
+) -> dict[str, str]:
+    """``{key: kind}`` of a chunk's mentions; a key that is a document title counts as kind ``title``.
+    ``cache`` (one dict per set of ``title_keys``) keeps the titles found inside each multi-word name."""
+    titles = title_keys if isinstance(title_keys, (set, frozenset)) else frozenset(title_keys)
     found: dict[str, str] = {}
     for key, kind, words in mentions:
         if key not in found:
             found[key] = "title" if key in titles else kind
         if len(words) > 1 and titles:
-            for sub in _sub_titles(words, titles):
+            subs = cache.get(words) if cache is not None else None
+            if subs is None:
+                subs = _sub_titles(words, titles)
+                if cache is not None:
+                    cache[words] = subs
+            for sub in subs:
                 found.setdefault(sub, "title")
     return found
 
@@ -169,8 +183,7 @@ def _mention(raw: str, kind: str) -> tuple[str, str, tuple[str, ...]] | None:
     return key, shaped, tuple(value_tokens) if kind == "entity" and len(value_tokens) > 1 else ()
 
 
-@lru_cache(maxsize=1 << 16)
-def _sub_titles(words: tuple[str, ...], title_keys: frozenset[str]) -> tuple[str, ...]:
+def _sub_titles(words: tuple[str, ...], title_keys: Collection[str]) -> tuple[str, ...]:
     out = []
     n = len(words)
     for size in range(min(n - 1, _MAX_TITLE_WORDS), 0, -1):

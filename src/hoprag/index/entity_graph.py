@@ -174,7 +174,8 @@ class GraphBuilder:
         start = time.perf_counter()
         sparse = _sparse()
         titles = frozenset(self._titles)
-        per_chunk = [resolve_mentions(m, titles) for m in self._mentions]
+        cache: dict = {}
+        per_chunk = [resolve_mentions(m, titles, cache) for m in self._mentions]
         df: dict[str, int] = {}
         kind_of: dict[str, str] = {}
         for found in per_chunk:
@@ -236,8 +237,8 @@ def save_graph(graph: EntityGraph, directory: Path) -> int:
     """Write the graph's files; returns their size in bytes."""
     sparse = _sparse()
     directory.mkdir(parents=True, exist_ok=True)
-    sparse.save_npz(directory / ENTITY_CHUNK, graph.entity_chunk, compressed=True)
-    sparse.save_npz(directory / CHUNK_CHUNK, graph.chunk_chunk, compressed=True)
+    sparse.save_npz(directory / ENTITY_CHUNK, graph.entity_chunk, compressed=False)
+    sparse.save_npz(directory / CHUNK_CHUNK, graph.chunk_chunk, compressed=False)
     freq = np.diff(graph.entity_chunk.indptr).tolist()
     rows = [[k, kind, int(f)] for k, kind, f in zip(graph.keys, graph.kinds, freq)]
     (directory / ENTITIES).write_text(json.dumps(rows, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")

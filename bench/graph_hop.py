@@ -1,0 +1,152 @@
+"""The graph hop on the six bundled samples: chain coverage@5 and supporting-passage recall@5 of
+single-shot, multi-hop without and with the graph hop, split by question type and hop count, plus
+index build time and query latency with the graph off and on.
+
+    python bench/graph_hop.py                 # all six samples, markdown tables
+    python bench/graph_hop.py --json out.json # also the figures as JSON
+
+Samples (paths relative to the repository; the shared folder is ``../shared/data``): the bundled dev
+sets as the demo pools them (HopRAG quickstart + MIGRES part 1 per benchmark), and the
+training-split samples (HotpotQA and MuSiQue with the HippoRAG corpora they ship with, 2Wiki
+MIGRES part 1 pooled). Each sample is searched over its own corpus, BM25, offline engine, no model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from hoprag.datasets.importers import import_dataset
+from hoprag.evaluation.runner import evaluate
+from hoprag.evaluation.support import passage_recall
+from hoprag.index.store import IndexConfig, build_index, load_index
+from hoprag.pipeline.factory import make_engine
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+K = 5
+
+SAMPLES = {
+    "HotpotQA dev": ("hotpotqa", ["data/hotpotqa/hotpot_dev_distractor_hoprag.json",
+                                  "data/hotpotqa/hotpot_dev_distractor_migres_part1.json"], []),
+    "MuSiQue dev": ("musique", ["data/musique/musique_ans_dev_hoprag.jsonl",
+                                "data/musique/musique_ans_dev_migres_part1.jsonl"], []),
+    "2Wiki dev": ("2wiki", ["data/2wikimultihopqa/2wiki_dev_hoprag.json",
+                            "data/2wikimultihopqa/2wiki_dev_migres_part1.json"], []),
+    "HotpotQA train": ("hotpotqa", ["SHARED/hotpotqa/hotpot_train_hipporag100.json"],
+                       ["SHARED/hotpotqa/hotpot_train_hipporag100_corpus.json"]),
+    "MuSiQue train": ("musique", ["SHARED/musique/musique_ans_train_hipporag100.jsonl"],
+                      ["SHARED/musique/musique_train_hipporag100_corpus.json"]),
+    "2Wiki train": ("2wiki", ["SHARED/2wikimultihopqa/2wiki_train_migres_part1.json"], []),
+}
+ROWS = (("single", "single", None), ("multihop", "multihop", False), ("multihop+graph", "multihop", True))
+
+
+def _path(name: str) -> Path:
+    return SHARED / name[len("SHARED/"):] if name.startswith("SHARED/") else ROOT / name
+
+
+def hop_count(case) -> int:
+    """Facts in the shortest valid chain (MuSiQue's '3hop1' → 3)."""
+    return min((len(chain) for chain in case.valid_chains), default=0)
+
+
+def _timed_build(documents, out: Path, graph: bool) -> float:
+    start = time.perf_counter()
+    build_index(documents, out, IndexConfig(graph=graph))
+    return time.perf_counter() - start
+
+
+def run_sample(name: str) -> dict:
+    fmt, files, corpora = SAMPLES[name]
+    result = import_dataset(fmt, [_path(f) for f in files], extra_corpora=[_path(c) for c in corpora])
+    cases = result.cases
+    with tempfile.TemporaryDirectory() as tmp:
+        # build without, then with, the graph (twice each, the faster kept: the machine is shared)
+        plain = min(_timed_build(result.documents, Path(tmp) / f"plain{i}", False) for i in range(2))
+        graphed = min(_timed_build(result.documents, Path(tmp) / f"graph{i}", True) for i in range(2))
+        index = load_index(Path(tmp) / "graph0")
+        info = index.manifest.graph
+        out = {"questions": len(cases), "passages": len(result.documents), "chunks": index.manifest.chunk_count,
+               "build_s": {"no_graph": round(plain, 3), "graph": round(graphed, 3),
+                           "graph_part": info.build_seconds, "ratio": round(graphed / plain, 3)},
+               "graph": info.model_dump(exclude={"config", "directory"}), "rows": {}}
+        for label, engine_name, graph in ROWS:
+            engine = make_engine(engine_name, index, graph=graph)
+            engine.answer(cases[0].query)  # warm the caches every engine builds once
+            traces, latencies = [], []
+            for case in cases:
+                start = time.perf_counter()
+                traces.append(engine.answer(case.query, case_id=case.case_id))
+                latencies.append((time.perf_counter() - start) * 1000)
+            evaluation = evaluate(cases, traces, ks=(K,))
+            by_id = {t.case_id: t for t in traces}
+            recall = {c.case_id: passage_recall(c, by_id[c.case_id], K) for c in cases}
+            coverage = {row["case_id"]: row.get(f"chain_coverage@{K}") for row in evaluation.cases}
+
+            def split(key) -> dict:
+                groups: dict[str, list] = {}
+                for case in cases:
+                    groups.setdefault(str(key(case)), []).append(case.case_id)
+                return {g: {"n": len(ids), "cov": _mean(coverage[i] for i in ids), "recall": _mean(recall[i] for i in ids)}
+                        for g, ids in sorted(groups.items())}
+
+            out["rows"][label] = {
+                "chain_coverage@5": evaluation.aggregate[f"chain_coverage@{K}"],
+                "passage_recall@5": _mean(recall.values()),
+                "latency_ms_p50": round(statistics.median(latencies), 2),
+                "latency_ms_mean": round(statistics.fmean(latencies), 2),
+                "by_type": split(lambda c: c.question_type or "(none)"),
+                "by_hops": split(hop_count),
+            }
+    return out
+
+
+def _mean(values) -> float:
+    found = [v for v in values if v is not None]
+    return round(sum(found) / len(found), 4) if found else 0.0
+
+
+def render(results: dict) -> str:
+    lines = ["| sample | q | passages | single cov@5 | multi-hop cov@5 | + graph cov@5 | single R@5 | multi-hop R@5 | + graph R@5 |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, r in results.items():
+        rows = r["rows"]
+        cells = [f"{rows[x]['chain_coverage@5']:.3f}" for x in ("single", "multihop", "multihop+graph")]
+        cells += [f"{rows[x]['passage_recall@5']:.3f}" for x in ("single", "multihop", "multihop+graph")]
+        lines.append(f"| {name} | {r['questions']} | {r['passages']:,} | " + " | ".join(cells) + " |")
+    lines += ["", "| sample | split | n | single cov@5 | multi-hop cov@5 | + graph cov@5 |", "|---|---|---:|---:|---:|---:|"]
+    for name, r in results.items():
+        for kind in ("by_type", "by_hops"):
+            for group, g in r["rows"]["multihop+graph"][kind].items():
+                s, m = r["rows"]["single"][kind][group], r["rows"]["multihop"][kind][group]
+                label = group if kind == "by_type" else f"{group} facts"
+                lines.append(f"| {name} | {label} | {g['n']} | {s['cov']:.3f} | {m['cov']:.3f} | {g['cov']:.3f} |")
+    lines += ["", "| sample | chunks | build s (no graph) | build s (graph) | ratio | graph entities | graph KiB | "
+              "multi-hop p50 ms | + graph p50 ms | latency ratio |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, r in results.items():
+        b, rows = r["build_s"], r["rows"]
+        m, g = rows["multihop"]["latency_ms_p50"], rows["multihop+graph"]["latency_ms_p50"]
+        lines.append(f"| {name} | {r['chunks']:,} | {b['no_graph']:.2f} | {b['graph']:.2f} | {b['ratio']:.2f}× | "
+                     f"{r['graph']['entities']:,} | {r['graph']['bytes'] / 1024:.0f} | {m:.1f} | {g:.1f} | {g / m:.2f}× |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", default=None, help="sample names (default: all six)")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    names = args.only or list(SAMPLES)
+    results = {name: run_sample(name) for name in names}
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
+    print(render(results))
+
+
+if __name__ == "__main__":
+    main()
