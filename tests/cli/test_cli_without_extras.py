@@ -12,8 +12,9 @@ import pytest
 pytestmark = pytest.mark.integration
 
 DATA = Path(__file__).parents[1] / "data"
+# scipy is core (the entity graph every default index builds), so it is not among them
 EXTRAS = [
-    "sqlalchemy", "onnxruntime", "model2vec", "tokenizers", "httpx", "llama_cpp", "scipy", "sacrebleu",
+    "sqlalchemy", "onnxruntime", "model2vec", "tokenizers", "httpx", "llama_cpp", "sacrebleu",
     "rouge_score", "datasketch", "yaml", "psycopg", "faiss", "usearch", "pytrec_eval", "ir_measures", "ray",
 ]
 BOOT = (
