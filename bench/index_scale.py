@@ -1,0 +1,247 @@
+"""Benchmark: a local index at 100k / 1M passages against raw bm25s — build, load, search, cold start, multi-hop.
+
+Corpus: the bundled real passages (every context paragraph of the HotpotQA, MuSiQue and 2Wiki samples
+plus the enterprise corpus, pooled as ``bench/bm25.py`` pools them) replicated until ``--passages``
+documents: copy ``r`` of document ``d`` has id ``d~r`` and the same title and text. So vocabulary
+and passage lengths are the real ones while posting lists grow with the corpus. Queries: the
+samples' questions.
+
+Every measurement runs in a fresh process (``os.wait4`` gives its peak RSS):
+
+* build: ``hoprag index CORPUS --out DIR -q`` against a raw bm25s script with the same tokens
+  (title + newline + text, PyStemmer English, bm25s English stopwords; ``bm25s.tokenize`` + index +
+  save), both reading the same JSONL;
+* load: ``load_index(DIR)`` against ``bm25s.BM25.load(mmap=True)``, each the best of 3 in one process
+  (page cache warm);
+* BM25 p50/p95, k=10: ``LoadedIndex.bm25.retrieve`` against bm25s (tokenise + retrieve), interleaved;
+* ask cold start: ``hoprag ask DIR QUESTION --json`` wall time, process start to answer (median of 3);
+* multi-hop: the offline multi-hop engine over a loaded index, first question vs the next ones
+  (p50/p95), the process's RSS after loading and its peak.
+
+    flock /tmp/heavy.lock python bench/index_scale.py --passages 100000 [--work DIR] [--json OUT]
+
+Bars (issue 12): build <= 1.5x raw bm25s time and peak RSS, load <= 2 s, BM25 p50 <= raw, ask cold
+start <= 3 s, first multi-hop question <= 2x the later p95.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+K = 10
+
+
+def _pool() -> tuple[list[Any], list[str]]:
+    spec = importlib.util.spec_from_file_location("bench_bm25_pool", ROOT / "bench" / "bm25.py")
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    docs, questions, _ = module.pooled_corpus(ROOT / "data")
+    return docs, questions
+
+
+def write_corpus(path: Path, passages: int) -> dict[str, int]:
+    """Replicate the pooled passages to ``passages`` documents (ids ``ID~COPY``) as JSONL."""
+    docs, _ = _pool()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        written = 0
+        copy = 0
+        while written < passages:
+            for doc in docs:
+                if written >= passages:
+                    break
+                row = doc.to_dict()
+                row["id"] = f"{doc.id}~{copy}"
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+                written += 1
+            copy += 1
+    return {"pooled": len(docs), "copies": copy, "documents": passages}
+
+
+def _child(args: list[str], *, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run a process; its wall seconds, peak RSS (MiB) and stdout."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    out = proc.stdout.read()  # type: ignore[union-attr]
+    err = proc.stderr.read()  # type: ignore[union-attr]
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(args[:4])} … failed:\n{err.decode(errors='replace')[-2000:]}")
+    return {"seconds": seconds, "peak_rss_mib": usage.ru_maxrss / 1024, "stdout": out.decode()}
+
+
+RAW_BUILD = """
+import json, sys, bm25s, Stemmer
+texts = []
+with open(sys.argv[1], encoding="utf-8") as handle:
+    for line in handle:
+        d = json.loads(line)
+        texts.append(f"{d['title']}\\n{d['text']}" if d.get("title") else d["text"])
+model = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
+model.index(bm25s.tokenize(texts, stopwords="en", stemmer=Stemmer.Stemmer("english"), show_progress=False),
+            show_progress=False)
+model.save(sys.argv[2], show_progress=False)
+"""
+
+PROBE = """
+import json, statistics, sys, time, resource
+import bm25s, Stemmer
+from hoprag.index.store import load_index
+
+index_dir, raw_dir, questions_file, k = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+questions = json.loads(open(questions_file, encoding="utf-8").read())
+
+def best(fn, n=3):
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter(); obj = fn(); times.append(time.perf_counter() - t0)
+    return obj, min(times)
+
+index, load_s = best(lambda: load_index(index_dir))
+raw, raw_load_s = best(lambda: bm25s.BM25.load(raw_dir, mmap=True)) if raw_dir else (None, None)
+rss_loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+stemmer = Stemmer.Stemmer("english")
+
+def ours(q):
+    return index.bm25.retrieve(q, k)
+
+def theirs(q):
+    return raw.retrieve(bm25s.tokenize(q, stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False),
+                        k=k, show_progress=False)
+
+systems = (("hoprag", ours), ("bm25s", theirs)) if raw is not None else (("hoprag", ours),)
+for q in questions[:20]:
+    for _, fn in systems:
+        fn(q)
+times = {name: [] for name, _ in systems}
+for _ in range(3):
+    for q in questions:
+        for name, fn in systems:
+            t0 = time.perf_counter(); fn(q); times[name].append((time.perf_counter() - t0) * 1000)
+def summary(ms):
+    ordered = sorted(ms)
+    return {"p50_ms": statistics.median(ms), "p95_ms": ordered[int(0.95 * (len(ordered) - 1))]}
+print(json.dumps({"load_s": load_s, "bm25s_load_s": raw_load_s, "rss_after_load_mib": rss_loaded,
+                  "bm25": {name: summary(ms) for name, ms in times.items()}}))
+"""
+
+MULTIHOP = """
+import json, statistics, sys, time, resource
+t_start = time.perf_counter()
+from hoprag.index.store import load_index
+from hoprag.pipeline.factory import make_engine
+
+index_dir, questions_file, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+questions = json.loads(open(questions_file, encoding="utf-8").read())[: n + 1]
+t0 = time.perf_counter()
+index = load_index(index_dir)
+load_s = time.perf_counter() - t0
+engine = make_engine("multihop", index)
+rss_loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+times = []
+for q in questions:
+    t0 = time.perf_counter(); engine.answer(q); times.append((time.perf_counter() - t0) * 1000)
+later = sorted(times[1:])
+print(json.dumps({"load_s": load_s, "first_ms": times[0], "later_p50_ms": statistics.median(later),
+                  "later_p95_ms": later[int(0.95 * (len(later) - 1))], "questions": len(times),
+                  "rss_after_load_mib": rss_loaded,
+                  "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def measure(passages: int, work: Path, multihop_questions: int, index_args: list[str], *, raw: bool = True) -> dict[str, Any]:
+    work.mkdir(parents=True, exist_ok=True)
+    corpus = work / f"corpus-{passages}.jsonl"
+    composed = write_corpus(corpus, passages) if not corpus.exists() else _count(corpus, passages)
+    _, questions = _pool()
+    qfile = work / "questions.json"
+    qfile.write_text(json.dumps(questions), encoding="utf-8")
+    python = sys.executable
+    hoprag = str(Path(python).with_name("hoprag"))
+    index_dir, raw_dir = work / f"index-{passages}", work / f"bm25s-{passages}"
+
+    raw_build = _child([python, "-c", RAW_BUILD, str(corpus), str(raw_dir)]) if raw else None
+    ours = _child([hoprag, "index", str(corpus), "--out", str(index_dir), "-q", *index_args])
+    manifest = json.loads((index_dir / "manifest.json").read_text(encoding="utf-8"))
+    probe = json.loads(_child([python, "-c", PROBE, str(index_dir), str(raw_dir if raw else ""), str(qfile), str(K)])["stdout"])
+    asks = [_child([hoprag, "ask", str(index_dir), questions[i], "--json"])["seconds"] for i in range(3)]
+    multihop = json.loads(_child([python, "-c", MULTIHOP, str(index_dir), str(qfile), str(multihop_questions)])["stdout"])
+    index_bytes = sum(p.stat().st_size for p in index_dir.rglob("*") if p.is_file())
+    report = {
+        "passages": passages,
+        "index_args": index_args,
+        "corpus": {**composed, "chunks": manifest["chunk_count"], "jsonl_mib": corpus.stat().st_size / 2**20},
+        "build": {
+            "hoprag_s": ours["seconds"], "hoprag_peak_rss_mib": ours["peak_rss_mib"],
+            "bm25s_s": raw_build["seconds"] if raw_build else None,
+            "bm25s_peak_rss_mib": raw_build["peak_rss_mib"] if raw_build else None,
+            "manifest": manifest.get("build"), "index_mib": index_bytes / 2**20,
+        },
+        "load": {"hoprag_s": probe["load_s"], "bm25s_s": probe["bm25s_load_s"], "rss_after_load_mib": probe["rss_after_load_mib"]},
+        "bm25_k10": probe["bm25"],
+        "ask_cold_start_s": {"median": statistics.median(asks), "all": asks},
+        "multihop": multihop,
+    }
+    b = report["build"]
+    report["ratios"] = {
+        "build_time": b["hoprag_s"] / b["bm25s_s"] if raw else None,
+        "build_peak_rss": b["hoprag_peak_rss_mib"] / b["bm25s_peak_rss_mib"] if raw else None,
+        "bm25_p50": probe["bm25"]["hoprag"]["p50_ms"] / probe["bm25"]["bm25s"]["p50_ms"] if raw else None,
+        "first_question_over_later_p95": multihop["first_ms"] / multihop["later_p95_ms"],
+        "run_peak_over_loaded_rss": multihop["peak_rss_mib"] / multihop["rss_after_load_mib"],
+    }
+    return report
+
+
+def print_report(r: dict[str, Any]) -> None:
+    b, x = r["build"], r["ratios"]
+    fmt = lambda v, spec: format(v, spec) if v is not None else "—"  # noqa: E731
+    print(f"{r['passages']:,} passages {' '.join(r['index_args'])} ({r['corpus']['chunks']:,} chunks)")
+    print(f"build   hoprag {b['hoprag_s']:.1f} s / {b['hoprag_peak_rss_mib']:.0f} MiB, bm25s {fmt(b['bm25s_s'], '.1f')} s / "
+          f"{fmt(b['bm25s_peak_rss_mib'], '.0f')} MiB -> {fmt(x['build_time'], '.2f')}x time, "
+          f"{fmt(x['build_peak_rss'], '.2f')}x RSS (bar 1.5x)")
+    print(f"load    hoprag {r['load']['hoprag_s']:.3f} s, bm25s {fmt(r['load']['bm25s_s'], '.3f')} s (bar 2 s)")
+    h, s = r["bm25_k10"]["hoprag"], r["bm25_k10"].get("bm25s", {})
+    print(f"bm25    hoprag p50 {h['p50_ms']:.2f} ms p95 {h['p95_ms']:.2f}, bm25s p50 {fmt(s.get('p50_ms'), '.2f')} ms "
+          f"p95 {fmt(s.get('p95_ms'), '.2f')} -> {fmt(x['bm25_p50'], '.2f')}x (bar <= 1)")
+    print(f"ask     cold start {r['ask_cold_start_s']['median']:.2f} s (bar 3 s)")
+    m = r["multihop"]
+    print(f"multi   first {m['first_ms']:.0f} ms, later p50 {m['later_p50_ms']:.0f} / p95 {m['later_p95_ms']:.0f} ms -> "
+          f"{x['first_question_over_later_p95']:.2f}x (bar 2x); RSS loaded {m['rss_after_load_mib']:.0f} MiB, "
+          f"peak {m['peak_rss_mib']:.0f} MiB ({x['run_peak_over_loaded_rss']:.2f}x)")
+
+
+def _count(corpus: Path, passages: int) -> dict[str, int]:
+    """A corpus already composed for this size (the composition is deterministic)."""
+    return {"documents": passages}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--passages", type=int, default=100_000, help="documents in the composed corpus")
+    parser.add_argument("--work", type=Path, default=Path("work/index-scale"), help="where corpora and indexes go")
+    parser.add_argument("--questions", type=int, default=60, help="multi-hop questions after the first")
+    parser.add_argument("--json", type=Path, default=None, help="also write the report here")
+    parser.add_argument("--no-raw", action="store_true", help="skip the raw bm25s build (hoprag figures only)")
+    parser.add_argument("--index-arg", action="append", default=[], help="extra `hoprag index` argument (repeatable), e.g. --index-arg=--no-graph")
+    args = parser.parse_args(argv)
+    report = measure(args.passages, args.work, args.questions, args.index_arg, raw=not args.no_raw)
+    print_report(report)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
