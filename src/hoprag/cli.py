@@ -370,7 +370,7 @@ def run_cmd(
 
         setup = EngineRecipe.over(
             index_dir, name=engine, k=k, mode=mode, fusion=fusion, **specs, rerank=rerank, llm_settings=settings,
-            clearance=caller_clearance(clearance, acl_levels), config_hash=getattr(runner, "config_hash", ""),
+            clearance=caller_clearance(clearance, acl_levels), graph=graph, config_hash=getattr(runner, "config_hash", ""),
             artifact_id=index.manifest.artifact_id, traced=True)
     with progress_bar(f"run {engine}", len(questions), quiet=quiet) as progress:
         summary = run_questions(runner, questions, out_file, resume=resume, progress=progress, redact=redact,

@@ -37,6 +37,8 @@ class EngineRecipe:
     rerank: str = "offline"
     llm_settings: Any = None
     clearance: Any = None
+    #: the graph hop: on, off, or (``None``) on when the index has an entity graph
+    graph: bool | None = None
     #: what the driver's engine and index were: a worker building something else refuses
     config_hash: str = ""
     artifact_id: str = ""
@@ -62,7 +64,7 @@ class EngineRecipe:
             )
         engine = make_engine(self.name, index, k=self.k, mode=self.mode, fusion=self.fusion, llm=self.llm,
                              planner_llm=self.planner_llm, synth_llm=self.synth_llm, rerank=self.rerank,
-                             llm_settings=self.llm_settings, clearance=self.clearance)
+                             llm_settings=self.llm_settings, clearance=self.clearance, graph=self.graph)
         built = getattr(engine, "config_hash", "")
         if self.config_hash and built != self.config_hash:
             raise ConfigError(
