@@ -44,6 +44,7 @@ from hoprag.index.bm25 import BATCH, BM25Params, BM25Retriever, index_text
 from hoprag.index.corpus_db import CHUNK_ACL, CHUNK_DOC, DB_FILE, DOC_ACL, CorpusDB, CorpusWriter, StoredChunks, StoredDocuments, canonical_record
 from hoprag.index.ann import ANN_FILE, AnnInfo, build_ann, open_ann
 from hoprag.index.dense import DenseRetriever
+from hoprag.index.entity_graph import GRAPH_DIR, EntityGraph, GraphBuilder, GraphInfo, open_graph
 from hoprag.index.embedders import Embedder, embed_in_batches, make_embedder
 from hoprag.index import staging
 from hoprag.index.hybrid import HybridRetriever
@@ -72,7 +73,7 @@ BM25_DIR = "bm25"
 VECTORS = "vectors.npy"
 #: every name an index directory may hold (``run.json``: the gate run stamp; the JSONL files: format
 #: 1); a directory holding only these, but no manifest, is an interrupted build, safe to replace
-OWN_FILES = frozenset({MANIFEST, MANIFEST + ".tmp", DB_FILE, CHUNK_DOC, CHUNK_ACL, DOC_ACL, BM25_DIR, VECTORS, ANN_FILE, "run.json",
+OWN_FILES = frozenset({MANIFEST, MANIFEST + ".tmp", DB_FILE, CHUNK_DOC, CHUNK_ACL, DOC_ACL, BM25_DIR, VECTORS, ANN_FILE, GRAPH_DIR, "run.json",
                        "documents.jsonl", "chunks.jsonl"})
 #: retrieval modes of :meth:`LoadedIndex.retriever`
 MODES = ("bm25", "dense", "hybrid")
@@ -94,6 +95,8 @@ class IndexConfig(BaseModel):
     embedder: Literal["minilm", "static"] = "minilm"
     #: dense search: exact, an HNSW graph, or auto (the graph from 50,000 chunks; hoprag.index.ann)
     ann: Literal["auto", "exact", "hnsw"] = "auto"
+    #: the entity graph of :mod:`hoprag.index.entity_graph`, for the graph hop
+    graph: bool = True
 
     def tokenizer(self) -> Tokenizer:
         return Tokenizer(stemmer=self.stemmer, stopwords=self.stopwords)
@@ -142,6 +145,8 @@ class IndexManifest(BaseModel):
     dense: DenseInfo | None = None
     #: documents per ``acl`` class as the corpus labels them (``""`` = no class); see :mod:`hoprag.acl`
     acl_classes: dict[str, int] = Field(default_factory=dict)
+    #: the entity graph's counts, size and build time (``None``: built with ``graph=False``)
+    graph: GraphInfo | None = None
     build: BuildStats | None = None
 
 
@@ -156,6 +161,8 @@ def config_hash(config: IndexConfig) -> str:
         payload.pop("dense")
         payload.pop("embedder")
         payload.pop("ann")
+    if config.graph:  # the default: hashes of indexes built before the graph existed stay as they were
+        payload.pop("graph")
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
@@ -199,6 +206,14 @@ class LoadedIndex:
         self.bm25 = bm25
         self.vectors = vectors
         self._dense: DenseRetriever | None = None
+        self._graph: EntityGraph | None = None
+
+    @property
+    def graph(self) -> EntityGraph | None:
+        """The entity graph (read on first use); ``None`` when the index was built without one."""
+        if self._graph is None and self.manifest.graph is not None:
+            self._graph = open_graph(self.directory, self.manifest.graph, self.manifest.chunk_count)
+        return self._graph
 
     @property
     def has_dense(self) -> bool:
@@ -300,6 +315,7 @@ def _build_into(
     writer = CorpusWriter(out)
     try:
         builder = BM25Retriever.builder(config.bm25, config.tokenizer())
+        graph = GraphBuilder() if config.graph else None
         digest = hashlib.sha256()
         seen: set[str] = set()
         acl: dict[str, int] = {}
@@ -313,6 +329,8 @@ def _build_into(
             _digest(digest, record)
             chunks = chunk_document(doc, config.chunk)
             writer.add(doc, record, chunks)
+            if graph is not None:
+                graph.add(chunks, doc.title)
             acl[doc.acl] = acl.get(doc.acl, 0) + 1
             texts.extend(index_text(c, doc.title) for c in chunks)
             if len(texts) >= BATCH:
@@ -353,6 +371,8 @@ def _build_into(
     model.save(out / BM25_DIR)
     config.tokenizer().save(out / BM25_DIR)  # queries are tokenised without importing bm25s
     del model
+    graph_info = graph.finish(out) if graph is not None else None
+    del graph
     dense_info: DenseInfo | None = None
     if config.dense:
         from hoprag.index.embed_shards import embed_corpus
@@ -379,6 +399,7 @@ def _build_into(
         artifact_id=uuid.uuid4().hex,
         dense=dense_info,
         acl_classes=acl_classes,
+        graph=graph_info,
         build=BuildStats(seconds=round(time.perf_counter() - started, 3), peak_rss_mb=round(_peak_rss_mb(), 1)),
     )
     (out / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
