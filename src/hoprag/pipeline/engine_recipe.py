@@ -53,13 +53,14 @@ class EngineRecipe:
 
     def __call__(self) -> Engine:
         from hoprag.index.open import open_index
+        from hoprag.index.pg_schema import display_url, is_pg_url
         from hoprag.pipeline.factory import make_engine
 
         index = open_index(self.index_dir)
         found = index.manifest.artifact_id
         if self.artifact_id and found != self.artifact_id:
             raise ConfigError(
-                f"the index at {self.index_dir} on this worker is artifact {found}, not {self.artifact_id} as where "
+                f"the index at {display_url(self.index_dir) if is_pg_url(self.index_dir) else self.index_dir} on this worker is artifact {found}, not {self.artifact_id} as where "
                 "the run started; every node must see the same index (a shared filesystem, or the same copy)"
             )
         engine = make_engine(self.name, index, k=self.k, mode=self.mode, fusion=self.fusion, llm=self.llm,
