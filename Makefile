@@ -28,6 +28,7 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/pipeline.py
 	$(BIN)/python bench/metrics.py
 	$(BIN)/python bench/eval.py
+	$(BIN)/python bench/scale.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache
