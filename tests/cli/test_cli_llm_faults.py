@@ -218,7 +218,11 @@ def cli_flags() -> set[str]:
             walk(sub)
 
     walk(typer.main.get_command(app))
-    return flags | {"--help"} | pytest_plugin_flags()
+    return flags | {"--help"} | pytest_plugin_flags() | set(FOREIGN_FLAGS)
+
+
+#: flags of other programs that messages quote as a command to run, never as a hoprag option
+FOREIGN_FLAGS = {"--head": "`ray start --head`, Ray's own command that starts a cluster's head node"}
 
 
 def pytest_plugin_flags() -> set[str]:
