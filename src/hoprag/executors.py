@@ -19,8 +19,10 @@ Ray is an optional extra: without it, asking for ``ray`` raises :class:`ConfigEr
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+import sys
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -155,7 +157,8 @@ class RayExecutor:
         if address is None:
             options["num_cpus"] = self.workers or os.cpu_count() or 1
         try:
-            ray.init(address=address, **options)
+            with _native_stderr_quiet():  # Ray's C++ client logs every failed retry to fd 2
+                ray.init(address=address, **options)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             reason = str(exc).split(". ")[0].rstrip(".")  # Ray's own advice names flags of its CLI
             raise ExecutorError(
@@ -164,6 +167,25 @@ class RayExecutor:
                 "to start one on this machine"
             ) from None
         return True
+
+
+@contextlib.contextmanager
+def _native_stderr_quiet() -> Iterator[None]:
+    """Send file descriptor 2 to /dev/null for the block (what native code writes there is dropped);
+    Python's own ``sys.stderr`` writes are flushed first, and the descriptor is restored after."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):  # no real descriptor 2 (an embedded or captured stderr)
+        yield
+        return
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _ordered_results(ray: Any, actors: list[Any], work: Callable[[Any, Any], Any], items: Sequence[Any]) -> Iterator[Any]:
