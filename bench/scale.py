@@ -38,6 +38,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from index_scale import RAW_BUILD, _child  # one raw-bm25s build and one child-process meter for both benches
+
 ROOT = Path(__file__).resolve().parents[1]
 K = 10
 
@@ -72,30 +74,9 @@ def compose(path: Path, size: int, docs: list[Any]) -> dict[str, int]:
 
 
 def _measured(args: list[str]) -> dict[str, Any]:
-    """Wall seconds, peak RSS (MiB) and stdout of one child process."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out = proc.stdout.read()  # type: ignore[union-attr]
-    err = proc.stderr.read()  # type: ignore[union-attr]
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(args[:4])} … failed:\n{err.decode(errors='replace')[-2000:]}")
-    return {"seconds": seconds, "peak_rss_mib": usage.ru_maxrss / 1024, "stdout": out.decode()}
+    """Wall seconds, peak RSS (MiB) and stdout of one child process (as bench/index_scale.py measures)."""
+    return _child(args)
 
-
-RAW_BUILD = """
-import json, sys, bm25s, Stemmer
-texts = []
-with open(sys.argv[1], encoding="utf-8") as handle:
-    for line in handle:
-        d = json.loads(line)
-        texts.append(f"{d['title']}\\n{d['text']}" if d.get("title") else d["text"])
-model = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
-model.index(bm25s.tokenize(texts, stopwords="en", stemmer=Stemmer.Stemmer("english"), show_progress=False),
-            show_progress=False)
-model.save(sys.argv[2], show_progress=False)
-"""
 
 PROBE = """
 import json, statistics, sys, time
