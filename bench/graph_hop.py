@@ -5,7 +5,7 @@ index build time and query latency with the graph off and on.
     python bench/graph_hop.py                 # all six samples, markdown tables
     python bench/graph_hop.py --json out.json # also the figures as JSON
 
-Samples (paths relative to the repository; the shared folder is ``../shared/data``): the bundled dev
+Samples (paths relative to the repository; the training-split ones under ``data/train``): the bundled dev
 sets as the demo pools them (HopRAG quickstart + MIGRES part 1 per benchmark), and the
 training-split samples (HotpotQA and MuSiQue with the HippoRAG corpora they ship with, 2Wiki
 MIGRES part 1 pooled). Each sample is searched over its own corpus, BM25, offline engine, no model.
@@ -27,7 +27,7 @@ from hoprag.index.store import IndexConfig, build_index, load_index
 from hoprag.pipeline.factory import make_engine
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
+SHARED = ROOT / "data" / "train"  # the training-split samples (DATA_LICENSES.md)
 K = 5
 
 SAMPLES = {

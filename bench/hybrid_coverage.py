@@ -2,7 +2,7 @@
 MiniLM and hybrid static retrieval, beside the index build time each needs, on the bundled samples.
 
 For every sample (the dev and train samples of HotpotQA, MuSiQue and 2WikiMultihopQA in
-``../shared/data``, or any ``FORMAT:FILE`` given), the sample's own context paragraphs are pooled
+``data/`` and ``data/train/``, or any ``FORMAT:FILE`` given), the sample's own context paragraphs are pooled
 into one corpus and indexed three ways: BM25 only, BM25 + MiniLM vectors, BM25 + static vectors
 (the same chunks; the dense builds include the BM25 build). The offline multi-hop engine then
 answers every question with ``--mode bm25`` or ``--mode hybrid`` (RRF), and chain coverage@5 is
@@ -29,7 +29,7 @@ from hoprag.index.store import IndexConfig, build_index, load_index
 from hoprag.pipeline.factory import make_engine
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
+SHARED = ROOT / "data" / "train"  # the training-split samples (DATA_LICENSES.md)
 SAMPLES = [
     ("hotpotqa", "hotpotqa/hotpot_dev_distractor_migres_part1.json"),
     ("hotpotqa", "hotpotqa/hotpot_train_hipporag100.json"),
@@ -81,13 +81,13 @@ def measure(fmt: str, path: Path, k: int, tmp: Path) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", nargs="*", help="FORMAT:FILE pairs (default: the six shared samples)")
+    parser.add_argument("--samples", nargs="*", help="FORMAT:FILE pairs (default: the six bundled samples)")
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     samples = [(s.split(":", 1)[0], Path(s.split(":", 1)[1])) for s in args.samples] if args.samples else \
-        [(fmt, SHARED / rel) for fmt, rel in SAMPLES]
+        [(fmt, ROOT / "data" / rel if (ROOT / "data" / rel).exists() else SHARED / rel) for fmt, rel in SAMPLES]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for fmt, path in samples:

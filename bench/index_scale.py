@@ -18,7 +18,7 @@ Every measurement runs in a fresh process (``os.wait4`` gives its peak RSS):
 * multi-hop: the offline multi-hop engine over a loaded index, first question vs the next ones
   (p50/p95), the process's RSS after loading and its peak.
 
-    flock /tmp/heavy.lock python bench/index_scale.py --passages 100000 [--work DIR] [--json OUT]
+    python bench/index_scale.py --passages 100000 [--work DIR] [--json OUT]
 
 Bars (issue 12): build <= 1.5x raw bm25s time and peak RSS, load <= 2 s, BM25 p50 <= raw, ask cold
 start <= 3 s, first multi-hop question <= 2x the later p95.

@@ -21,7 +21,7 @@ Each measurement runs in its own process (peak RSS from ``os.wait4``):
 JSON goes to ``--json``; SVG plots of each cost against size to ``--figures`` (default
 ``bench/figures``). The PostgreSQL store is measured by ``bench/pg_store.py``, not here.
 
-    flock /tmp/heavy.lock python bench/scale.py --sizes 10000,100000,1000000 [--work DIR] [--json OUT]
+    python bench/scale.py --sizes 10000,100000,1000000 [--work DIR] [--json OUT]
     python bench/scale.py --quick        # a few hundred passages: checks the bench starts
 """
 
