@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from hoprag.commands import ACL_LEVELS_OPT, CLEARANCE_OPT, EXECUTOR_OPT, WORKERS_OPT, caller_clearance
 from hoprag.cli_llm import (
@@ -90,7 +91,7 @@ def import_cmd(
     result = import_dataset(fmt, list(files), list(corpus), aliases=aliases)
     write_import(result, out_dir)
     for warning in result.warnings[:20]:
-        err.print(f"[yellow]warning:[/] {warning}")
+        err.print(f"[yellow]warning:[/] {escape(warning)}")
     if len(result.warnings) > 20:
         err.print(f"[yellow]… and {len(result.warnings) - 20} more warnings (see cases.jsonl 'warnings')[/]")
     counts = ", ".join(f"{k}={v}" for k, v in result.stats.items())
@@ -204,7 +205,7 @@ def search_cmd(
     if as_json:
         print(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2))
         return
-    out.print(hits_table(hits, index.chunks, title=f"{len(hits)} hits for {query!r}"))
+    out.print(hits_table(hits, index.chunks, title=escape(f"{len(hits)} hits for {query!r}")))
 
 
 # Options shared by the commands that answer questions.
@@ -282,7 +283,7 @@ def ask_cmd(
     def progress(stage: str, hop: int, detail: str) -> None:
         if not as_json:
             where = f"hop {hop} · " if stage == "searching" else ""
-            err.print(f"[dim]{where}{stage} {detail} …[/]")
+            err.print(f"[dim]{where}{stage} {escape(detail)} …[/]")
 
     question = check_question(question)
     specs, settings = _model_settings(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -35,7 +36,7 @@ def hits_table(hits: Sequence[Hit], chunks: Mapping[str, Chunk], *, title: str =
     table.add_column("text", ratio=3)
     for hit in hits:
         chunk = chunks.get(hit.chunk_id)
-        table.add_row(str(hit.rank), f"{hit.score:.3f}", hit.title, _snippet(chunk.text if chunk else "", 160))
+        table.add_row(str(hit.rank), f"{hit.score:.3f}", escape(hit.title), escape(_snippet(chunk.text if chunk else "", 160)))
     return table
 
 
@@ -68,17 +69,17 @@ def trace_report(trace: Trace, *, hits_per_step: int = 3) -> list[Any]:
     for step in trace.steps:
         selected = set(step.selected)
         label = step.step_id + (f" ← {', '.join(step.depends_on)}" if step.depends_on else "")
-        query = _snippet(step.issued_query, 120)
+        query = escape(_snippet(step.issued_query, 120))  # corpus and user text is never markup
         if step.bridge.get("value"):
-            query = f"[bold]bridge {step.bridge['value']!r}[/]\n{query}"
+            query = f"[bold]bridge {escape(repr(step.bridge['value']))}[/]\n{query}"
         shown = [h for h in step.hits[:hits_per_step]] + [
             h for h in step.hits[hits_per_step:] if h.chunk_id in selected
         ]
         lines = [
-            f"{'✓' if h.chunk_id in selected else ' '} {h.rank} · {h.score:.2f} · {h.title or h.doc_id}" for h in shown
+            f"{'✓' if h.chunk_id in selected else ' '} {h.rank} · {h.score:.2f} · {escape(h.title or h.doc_id)}" for h in shown
         ]
         if step.error:
-            lines.append(f"[red]error: {step.error}[/]")
+            lines.append(f"[red]error: {escape(str(step.error))}[/]")
         trail.add_row(label, str(step.hop), query, "\n".join(lines) or "(no hits)")
     parts.append(trail)
     context = Table(title="evidence handed to the answerer (best first)")
@@ -87,7 +88,7 @@ def trace_report(trace: Trace, *, hits_per_step: int = 3) -> list[Any]:
     context.add_column("title", ratio=1)
     context.add_column("text", ratio=3)
     for position, item in enumerate(trace.evidence, start=1):
-        context.add_row(str(position), str(item.hop), item.title, _snippet(item.text, 140))
+        context.add_row(str(position), str(item.hop), escape(item.title), escape(_snippet(item.text, 140)))
     parts.append(context)
     if answer.claims:
         cites = Table(title="reasoning chain: claims and the evidence they cite")
@@ -95,7 +96,7 @@ def trace_report(trace: Trace, *, hits_per_step: int = 3) -> list[Any]:
         cites.add_column("cites [doc, hop]", ratio=1)
         for claim in answer.claims:
             refs = ", ".join(f"[{c.doc_id}, hop {c.hop}]" for c in claim.citations)
-            cites.add_row(_snippet(claim.text, 160), refs)
+            cites.add_row(escape(_snippet(claim.text, 160)), escape(refs))
         parts.append(cites)
     return parts
 
