@@ -10,6 +10,7 @@ before top-k; the engine answers from a view of the corpus that holds only what 
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import threading
 from collections.abc import Callable, Collection, Sequence
@@ -123,12 +124,20 @@ class _ClearedIndex:
     def __init__(self, index: Any, clearance: Clearance) -> None:
         self.index = index
         self.chunks, self.documents = visible_corpus(index.chunks, index.documents, clearance)
-        self.hidden = frozenset(c for c in index.chunks if c not in self.chunks)
+        self.hides_chunks = len(self.chunks) < len(index.chunks)
         self.clearance = clearance
         self.manifest = getattr(index, "manifest", None)
 
+    @functools.cached_property
+    def hidden(self) -> frozenset[str]:
+        """Ids of the chunks above the clearance: built on first need only (a walk over every chunk;
+        retrievers that take the clearance themselves never need it)."""
+        return frozenset(c for c in self.index.chunks if c not in self.chunks) if self.hides_chunks else frozenset()
+
     def retriever(self, mode: str = "bm25", **options: Any) -> _ClearedRetriever:
-        return _ClearedRetriever(self.index.retriever(mode, **options), self.clearance, self.hidden)
+        inner = self.index.retriever(mode, **options)
+        native = "clearance" in inspect.signature(inner.retrieve).parameters
+        return _ClearedRetriever(inner, self.clearance, frozenset() if native else self.hidden)
 
 
 class EnginePool:
@@ -175,7 +184,7 @@ class EnginePool:
         else:
             built = make_engine(engine, view, k=k, mode=mode, llm=self.llm if key[-1] else None, **options)
         if hasattr(built, "hides_documents"):  # the view is pre-filtered: tell the engine what it hides
-            built.hides_documents = bool(view.hidden)
+            built.hides_documents = view.hides_chunks
         if getattr(built, "name", "") == "multihop" and getattr(built, "_pool", "absent") is None:
             built.map(lambda item: item, [0, 1])  # start the thread pool once: request copies share it
         with self._lock:
