@@ -107,12 +107,15 @@ class TermWeights:
 
 
 def question_coverage(question_terms: set[str], chunk_ids: Sequence[str], weights: TermWeights) -> float:
-    """IDF-weighted share of the question's terms that the given chunks contain together."""
-    total = sum(weights.idf(t) for t in question_terms)
+    """IDF-weighted share of the question's terms that the given chunks contain together.
+
+    The sums run over sets, whose order changes with the process's string hashing: ``math.fsum``
+    (exactly rounded) makes the result, and so every tie in chain ordering, the same in every process."""
+    total = math.fsum(weights.idf(t) for t in question_terms)
     if not total or not chunk_ids:
         return 0.0
     held = frozenset().union(*(weights.terms(c) for c in chunk_ids))
-    return sum(weights.idf(t) for t in question_terms & held) / total
+    return math.fsum(weights.idf(t) for t in question_terms & held) / total
 
 
 def order_by_chains(
