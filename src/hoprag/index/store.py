@@ -22,7 +22,6 @@ re-tokenised or re-embedded (only queries are), and corpus statistics come from 
 from __future__ import annotations
 
 import hashlib
-import json
 import resource
 import sys
 import time
@@ -30,26 +29,26 @@ import uuid
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ValidationError
 
 from hoprag import __version__
-from hoprag.acl import acl_counts
 from hoprag.errors import ConfigError, EmptyCorpusError, HopragError, IndexLoadError, InputError
 from hoprag.files import read_text
 from hoprag.index.base import Retriever
-from hoprag.index.bm25 import BATCH, BM25Params, BM25Retriever, index_text
+from hoprag.index.bm25 import BATCH, BM25Retriever, index_text
 from hoprag.index.corpus_db import CHUNK_ACL, CHUNK_DOC, DB_FILE, DOC_ACL, CorpusDB, CorpusWriter, StoredChunks, StoredDocuments, canonical_record
-from hoprag.index.ann import ANN_FILE, AnnInfo, build_ann, open_ann
+from hoprag.index.ann import ANN_FILE, build_ann, open_ann
 from hoprag.index.dense import DenseRetriever
-from hoprag.index.entity_graph import GRAPH_DIR, EntityGraph, GraphBuilder, GraphInfo, open_graph
-from hoprag.index.embedders import Embedder, embed_in_batches, make_embedder
+from hoprag.index.entity_graph import GRAPH_DIR, EntityGraph, GraphBuilder, open_graph
+from hoprag.index.embedders import Embedder, make_embedder
 from hoprag.index import staging
-from hoprag.index.hybrid import HybridRetriever
 from hoprag.index.tokenize import Tokenizer
-from hoprag.ingest.chunking import ChunkConfig, chunk_document
+from hoprag.index.hybrid import HybridRetriever
+from hoprag.index.manifest import FORMAT_VERSION, VECTORS, BuildStats, DenseInfo, IndexConfig, IndexManifest, _digest, config_hash, corpus_hash
+from hoprag.ingest.chunking import chunk_document
 from hoprag.records import Document
 
 __all__ = [
@@ -66,11 +65,8 @@ __all__ = [
     "load_index",
 ]
 
-#: 2: documents and chunks in ``corpus.sqlite`` with numpy columns (1: two JSONL files parsed whole)
-FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
 BM25_DIR = "bm25"
-VECTORS = "vectors.npy"
 #: every name an index directory may hold (``run.json``: the gate run stamp; the JSONL files: format
 #: 1); a directory holding only these, but no manifest, is an interrupted build, safe to replace
 OWN_FILES = frozenset({MANIFEST, MANIFEST + ".tmp", DB_FILE, CHUNK_DOC, CHUNK_ACL, DOC_ACL, BM25_DIR, VECTORS, ANN_FILE, GRAPH_DIR, "run.json",
@@ -80,104 +76,6 @@ MODES = ("bm25", "dense", "hybrid")
 DENSE_FIX = "rebuild it with dense vectors: `hoprag index CORPUS --out DIR --dense` (needs pip install 'hoprag[dense]')"
 
 Progress = Callable[[str, int, int], None]
-
-
-class IndexConfig(BaseModel):
-    """Everything that decides what an index contains; its hash names the build."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    chunk: ChunkConfig = Field(default_factory=ChunkConfig)
-    bm25: BM25Params = Field(default_factory=BM25Params)
-    stemmer: str | None = "english"
-    stopwords: str | None = "en"
-    dense: bool = False
-    embedder: Literal["minilm", "static"] = "minilm"
-    #: dense search: exact, an HNSW graph, or auto (the graph from 50,000 chunks; hoprag.index.ann)
-    ann: Literal["auto", "exact", "hnsw"] = "auto"
-    #: the entity graph of :mod:`hoprag.index.entity_graph`, for the graph hop
-    graph: bool = True
-
-    def tokenizer(self) -> Tokenizer:
-        return Tokenizer(stemmer=self.stemmer, stopwords=self.stopwords)
-
-
-class DenseInfo(BaseModel):
-    """The manifest's record of the dense vectors: which model made them, and their shape."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    embedder: str
-    model_id: str
-    dim: int
-    count: int
-    file: str = VECTORS
-    dtype: str = "float32"
-    normalized: bool = True
-    weights_sha256: str
-    #: the HNSW graph built beside the vectors, with its recall@10 vs exact; None: exact search
-    ann: AnnInfo | None = None
-
-
-class BuildStats(BaseModel):
-    """What a build cost: wall-clock seconds and the building process's peak resident memory."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    seconds: float
-    peak_rss_mb: float
-
-
-class IndexManifest(BaseModel):
-    """``manifest.json``: provenance of one built index."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    format_version: int = FORMAT_VERSION
-    hoprag_version: str
-    config: IndexConfig
-    config_hash: str
-    document_count: int
-    chunk_count: int
-    corpus_hash: str
-    created_at: str
-    artifact_id: str
-    dense: DenseInfo | None = None
-    #: documents per ``acl`` class as the corpus labels them (``""`` = no class); see :mod:`hoprag.acl`
-    acl_classes: dict[str, int] = Field(default_factory=dict)
-    #: the entity graph's counts, size and build time (``None``: built with ``graph=False``)
-    graph: GraphInfo | None = None
-    build: BuildStats | None = None
-
-
-def config_hash(config: IndexConfig) -> str:
-    """sha256 of the canonical (sorted-key, compact) config JSON, first 16 hex digits.
-
-    Without dense vectors the embedder name decides nothing, so it is left out (and BM25-only
-    builds keep the hash they had before dense retrieval existed).
-    """
-    payload = config.model_dump(mode="json")
-    if not config.dense:
-        payload.pop("dense")
-        payload.pop("embedder")
-        payload.pop("ann")
-    if config.graph:  # the default: hashes of indexes built before the graph existed stay as they were
-        payload.pop("graph")
-    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
-
-
-def corpus_hash(documents: Iterable[Document]) -> str:
-    """sha256 over every document's canonical JSON, in order (order matters: it fixes chunk order)."""
-    digest = hashlib.sha256()
-    for doc in documents:
-        _digest(digest, canonical_record(doc))
-    return digest.hexdigest()
-
-
-def _digest(digest: Any, record: str) -> None:
-    digest.update(record.encode("utf-8"))
-    digest.update(b"\n")
 
 
 def _peak_rss_mb() -> float:

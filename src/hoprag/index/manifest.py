@@ -1,0 +1,123 @@
+"""What an index directory says about itself: the build config (whose hash names the build), the
+dense and build records, and the manifest that ties them to the corpus they were built from."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hoprag.index.ann import AnnInfo
+from hoprag.index.bm25 import BM25Params
+from hoprag.index.corpus_db import canonical_record
+from hoprag.index.entity_graph import GraphInfo
+from hoprag.index.tokenize import Tokenizer
+from hoprag.ingest.chunking import ChunkConfig
+from hoprag.records import Document
+
+__all__ = ["FORMAT_VERSION", "VECTORS", "BuildStats", "DenseInfo", "IndexConfig", "IndexManifest", "config_hash", "corpus_hash"]
+
+#: 2: documents and chunks in ``corpus.sqlite`` with numpy columns (1: two JSONL files parsed whole)
+FORMAT_VERSION = 2
+VECTORS = "vectors.npy"
+
+
+class IndexConfig(BaseModel):
+    """Everything that decides what an index contains; its hash names the build."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    chunk: ChunkConfig = Field(default_factory=ChunkConfig)
+    bm25: BM25Params = Field(default_factory=BM25Params)
+    stemmer: str | None = "english"
+    stopwords: str | None = "en"
+    dense: bool = False
+    embedder: Literal["minilm", "static"] = "minilm"
+    #: dense search: exact, an HNSW graph, or auto (the graph from 50,000 chunks; hoprag.index.ann)
+    ann: Literal["auto", "exact", "hnsw"] = "auto"
+    #: the entity graph of :mod:`hoprag.index.entity_graph`, for the graph hop
+    graph: bool = True
+
+    def tokenizer(self) -> Tokenizer:
+        return Tokenizer(stemmer=self.stemmer, stopwords=self.stopwords)
+
+
+class DenseInfo(BaseModel):
+    """The manifest's record of the dense vectors: which model made them, and their shape."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    embedder: str
+    model_id: str
+    dim: int
+    count: int
+    file: str = VECTORS
+    dtype: str = "float32"
+    normalized: bool = True
+    weights_sha256: str
+    #: the HNSW graph built beside the vectors, with its recall@10 vs exact; None: exact search
+    ann: AnnInfo | None = None
+
+
+class BuildStats(BaseModel):
+    """What a build cost: wall-clock seconds and the building process's peak resident memory."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seconds: float
+    peak_rss_mb: float
+
+
+class IndexManifest(BaseModel):
+    """``manifest.json``: provenance of one built index."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format_version: int = FORMAT_VERSION
+    hoprag_version: str
+    config: IndexConfig
+    config_hash: str
+    document_count: int
+    chunk_count: int
+    corpus_hash: str
+    created_at: str
+    artifact_id: str
+    dense: DenseInfo | None = None
+    #: documents per ``acl`` class as the corpus labels them (``""`` = no class); see :mod:`hoprag.acl`
+    acl_classes: dict[str, int] = Field(default_factory=dict)
+    #: the entity graph's counts, size and build time (``None``: built with ``graph=False``)
+    graph: GraphInfo | None = None
+    build: BuildStats | None = None
+
+
+def config_hash(config: IndexConfig) -> str:
+    """sha256 of the canonical (sorted-key, compact) config JSON, first 16 hex digits.
+
+    Without dense vectors the embedder name decides nothing, so it is left out (and BM25-only
+    builds keep the hash they had before dense retrieval existed).
+    """
+    payload = config.model_dump(mode="json")
+    if not config.dense:
+        payload.pop("dense")
+        payload.pop("embedder")
+        payload.pop("ann")
+    if config.graph:  # the default: hashes of indexes built before the graph existed stay as they were
+        payload.pop("graph")
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def corpus_hash(documents: Iterable[Document]) -> str:
+    """sha256 over every document's canonical JSON, in order (order matters: it fixes chunk order)."""
+    digest = hashlib.sha256()
+    for doc in documents:
+        _digest(digest, canonical_record(doc))
+    return digest.hexdigest()
+
+
+def _digest(digest: Any, record: str) -> None:
+    digest.update(record.encode("utf-8"))
+    digest.update(b"\n")
