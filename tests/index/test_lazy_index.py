@@ -16,7 +16,7 @@ import pytest
 
 from hoprag.acl import Clearance, visible_corpus
 from hoprag.index.bm25 import BM25Params, BM25Retriever, index_text
-from hoprag.index.corpus_db import StoredChunks, StoredDocuments
+from hoprag.index.corpus_views import StoredChunks, StoredDocuments
 from hoprag.index.store import build_index, load_index
 from hoprag.index.tokenize import Tokenizer
 from hoprag.ingest.chunking import chunk_documents

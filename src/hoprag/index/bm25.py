@@ -124,7 +124,7 @@ class BM25Retriever:
         mmap: bool = False,
     ) -> BM25Retriever:
         """Wrap a saved bm25s index; ``chunks`` must be in the order they were indexed (a loaded
-        index passes its lazy :class:`~hoprag.index.corpus_db.ChunkSequence`). With ``mmap`` the
+        index passes its lazy :class:`~hoprag.index.corpus_views.ChunkSequence`). With ``mmap`` the
         score arrays are memory-mapped, not read."""
         model = BM25Arrays.load(directory, mmap=mmap)
         return cls(chunks, documents, params, tokenizer=tokenizer, model=model)

@@ -17,7 +17,8 @@ import numpy as np
 from hoprag.acl import Clearance, ClearancePolicy
 from hoprag.errors import ConfigError, EmptyCorpusError, InputError
 from hoprag.index.base import Filters
-from hoprag.index.corpus_db import ChunkSequence, CorpusDB
+from hoprag.index.corpus_db import CorpusDB
+from hoprag.index.corpus_views import ChunkSequence
 from hoprag.index.filters import FilterIndex
 from hoprag.records import Chunk, Document, Hit
 

@@ -39,7 +39,8 @@ from hoprag.errors import ConfigError, EmptyCorpusError, HopragError, IndexLoadE
 from hoprag.files import read_text
 from hoprag.index.base import Retriever
 from hoprag.index.bm25 import BATCH, BM25Retriever, index_text
-from hoprag.index.corpus_db import CHUNK_ACL, CHUNK_DOC, DB_FILE, DOC_ACL, CorpusDB, CorpusWriter, StoredChunks, StoredDocuments, canonical_record
+from hoprag.index.corpus_db import CHUNK_ACL, CHUNK_DOC, DB_FILE, DOC_ACL, CorpusDB, CorpusWriter, canonical_record
+from hoprag.index.corpus_views import StoredChunks, StoredDocuments
 from hoprag.index.ann import ANN_FILE, build_ann, open_ann
 from hoprag.index.dense import DenseRetriever
 from hoprag.index.entity_graph import GRAPH_DIR, EntityGraph, GraphBuilder, open_graph
