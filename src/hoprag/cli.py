@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from hoprag.commands import ACL_LEVELS_OPT, CLEARANCE_OPT, EXECUTOR_OPT, WORKERS_OPT, caller_clearance
+from hoprag.commands import ACL_LEVELS_OPT, CLEARANCE_OPT, EMBEDDER_NAMES, EXECUTOR_OPT, WORKERS_OPT, caller_clearance, check_choice
 from hoprag.cli_llm import (
     API_KEY_OPT,
     BASE_URL_OPT,
@@ -38,7 +38,6 @@ err = Console(stderr=True)
 ENGINES = ("single", "multihop")
 MODES = ("bm25", "dense", "hybrid")
 FUSIONS = ("rrf", "weighted")
-EMBEDDER_NAMES = ("minilm", "static")
 
 
 @app.callback()
@@ -64,15 +63,7 @@ def check_question(text: str, what: str = "question") -> str:
 
 
 def _check_engine(engine: str) -> str:
-    return _check_choice(engine, ENGINES, "engine")
-
-
-def _check_choice(value: str, valid: tuple[str, ...], what: str) -> str:
-    if value not in valid:
-        from hoprag.errors import ConfigError
-
-        raise ConfigError(f"unknown {what} '{value}'; valid: {', '.join(valid)}")
-    return value
+    return check_choice(engine, ENGINES, "engine")
 
 
 @app.command("import")
@@ -98,91 +89,6 @@ def import_cmd(
     out.print(f"imported {fmt}: {counts} → {out_dir}/cases.jsonl, {out_dir}/corpus.jsonl")
 
 
-@app.command("index")
-def index_cmd(
-    corpora: list[Path] = typer.Argument(..., help="corpus files (.jsonl/.json) or folders of .md/.txt"),
-    out_dir: Optional[Path] = typer.Option(None, "--out", help="index directory to write"),
-    store: Optional[str] = typer.Option(
-        None, "--store", help="build into PostgreSQL instead of --out: postgresql://USER@HOST/DB?index=NAME"
-    ),
-    chunk_size: int = typer.Option(1200, "--chunk-size", min=50, help="maximum characters per chunk (≥ 50)"),
-    overlap: int = typer.Option(150, "--overlap", min=0, help="characters of trailing sentences repeated in the next chunk (< --chunk-size)"),
-    chunking: str = typer.Option(
-        "fixed", "--chunking",
-        help="fixed: sentences packed to --chunk-size characters | paragraph: whole paragraphs up to --chunk-tokens, longer ones cut at sentences",
-    ),
-    chunk_tokens: int = typer.Option(320, "--chunk-tokens", min=16, help="with --chunking paragraph: most tokens (words and punctuation) per chunk (≥ 16)"),
-    dense: bool = typer.Option(False, "--dense/--no-dense", help="also embed every chunk for dense and hybrid retrieval"),
-    embedder: str = typer.Option("minilm", "--embedder", help="dense model: minilm (int8 MiniLM, 384-d) | static (model2vec, 64-d)"),
-    ann: str = typer.Option("auto", "--ann", help="with --dense, how vectors are searched: auto (an HNSW graph from 50,000 chunks, exact below) | exact | hnsw"),
-    graph: bool = typer.Option(True, "--graph/--no-graph", help="also build the entity graph the graph hop walks"),
-    executor: str = EXECUTOR_OPT,
-    workers: Optional[int] = WORKERS_OPT,
-    quiet: bool = typer.Option(False, "--quiet", "-q"),
-) -> None:
-    """Chunk and index documents (BM25, plus dense vectors with --dense) into a persisted index directory."""
-    from hoprag.ingest.chunking import CHUNKING_MODES, ChunkConfig
-    from hoprag.ingest.loaders import load_corpora
-    from hoprag.index.ann import ANN_MODES
-    from hoprag.index.store import IndexConfig, build_index
-    from hoprag.progress import staged_progress
-
-    from hoprag.errors import ConfigError
-
-    if overlap >= chunk_size:
-        raise ConfigError(f"--overlap ({overlap}) must be smaller than --chunk-size ({chunk_size}); lower --overlap")
-    if out_dir is None and store is None:
-        raise ConfigError("give where the index goes: --out DIR (a local index) or --store postgresql://… (PostgreSQL)")
-    if out_dir is not None and store is not None:
-        raise ConfigError("give --out DIR or --store postgresql://…, not both: an index is built in one place")
-    if store is not None:
-        from hoprag.index.pg_schema import parse_target
-
-        parse_target(store)  # a bad URL or index name is refused before the corpus is read
-    from hoprag.executors import parse_executor
-
-    pool = parse_executor(executor, workers=workers)
-    if (pool.name != "local" or (pool.workers or 1) > 1) and (not dense or store is not None):
-        raise ConfigError("--executor and --workers spread the dense embedding of an --out build over workers; "
-                          "add --dense (and --out DIR), or drop them")
-    if ann != "auto" and not dense:
-        raise ConfigError(f"--ann {ann} chooses how dense vectors are searched, and this build has none; add --dense, or drop --ann")
-    documents = load_corpora(corpora)
-    config = IndexConfig(
-        chunk=ChunkConfig(
-            mode=_check_choice(chunking, CHUNKING_MODES, "chunking"),
-            max_chars=chunk_size,
-            overlap_chars=overlap,
-            max_tokens=chunk_tokens,
-        ),
-        dense=dense,
-        embedder=_check_choice(embedder, EMBEDDER_NAMES, "embedder"),
-        ann=_check_choice(ann, ANN_MODES, "ann mode"),
-        graph=graph,
-    )
-    with staged_progress("index", quiet=quiet) as progress:
-        if store is not None:
-            from hoprag.index.pg_build import build_pg_index
-            from hoprag.index.pg_schema import display_url
-
-            manifest, where = build_pg_index(documents, store, config, progress=progress), display_url(store)
-        else:
-            manifest, where = build_index(documents, out_dir, config, progress=progress, executor=pool), str(out_dir)
-    vectors = f", {manifest.dense.dim}-d {manifest.dense.embedder} vectors" if manifest.dense else ""
-    graph_ann = getattr(manifest.dense, "ann", None)
-    if graph_ann is not None:
-        vectors += (f" searched through an HNSW graph (recall@10 {graph_ann.recall_at_10:.3f} vs exact on "
-                    f"{graph_ann.recall_queries} chunk vectors, {graph_ann.build_s:.1f} s)")
-    info = getattr(manifest, "graph", None)
-    if info is not None:
-        vectors += (f", entity graph of {info.entities} entities / {info.mentions} mentions / {info.chunk_links} "
-                    f"chunk links ({info.bytes / 1024:.0f} KiB, {info.build_seconds:.2f} s)")
-    out.print(
-        f"indexed {manifest.document_count} documents as {manifest.chunk_count} chunks{vectors} → {where} "
-        f"(artifact {manifest.artifact_id}, config {manifest.config_hash})"
-    )
-
-
 @app.command("search")
 def search_cmd(
     index_dir: str = typer.Argument(..., help="index directory, or a postgresql://…?index=NAME URL"),
@@ -200,7 +106,7 @@ def search_cmd(
 
     query = check_question(query, "query")
     index = open_index(index_dir)
-    retriever = index.retriever(_check_choice(mode, MODES, "mode"), fusion=_check_choice(fusion, FUSIONS, "fusion"))
+    retriever = index.retriever(check_choice(mode, MODES, "mode"), fusion=check_choice(fusion, FUSIONS, "fusion"))
     hits = retriever.retrieve(query, k, clearance=caller_clearance(clearance, acl_levels))
     if as_json:
         print(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2))
@@ -236,8 +142,8 @@ def _make_engine(engine, index, *, k, mode, llm, planner_llm, synth_llm, rerank,
         _check_engine(engine),
         index,
         k=k,
-        mode=_check_choice(mode, MODES, "mode"),
-        fusion=_check_choice(fusion, FUSIONS, "fusion"),
+        mode=check_choice(mode, MODES, "mode"),
+        fusion=check_choice(fusion, FUSIONS, "fusion"),
         llm=llm,
         planner_llm=planner_llm,
         synth_llm=synth_llm,
@@ -414,7 +320,7 @@ def demo_cmd(
 
     report = run_demo(
         data_dir, out_dir, quiet=quiet, console=out, store_url=store, thresholds=thresholds,
-        dense=dense, embedder=_check_choice(embedder, EMBEDDER_NAMES, "embedder"),
+        dense=dense, embedder=check_choice(embedder, EMBEDDER_NAMES, "embedder"),
     )
     out.print(f"report: {report.markdown}  ·  {report.json}")
 

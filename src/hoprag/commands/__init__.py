@@ -50,3 +50,16 @@ def caller_clearance(clearance: str | None, acl_levels: str | None) -> Clearance
 
     policy = parse_levels(acl_levels) if acl_levels else ClearancePolicy()
     return None if clearance is None else policy.clearance(clearance)
+
+
+#: dense models ``--embedder`` names (hoprag.index.embedders builds them)
+EMBEDDER_NAMES = ("minilm", "static")
+
+
+def check_choice(value: str, valid: tuple[str, ...], what: str) -> str:
+    """``value`` when it is one of ``valid``, else a :class:`~hoprag.errors.ConfigError` listing them."""
+    if value not in valid:
+        from hoprag.errors import ConfigError
+
+        raise ConfigError(f"unknown {what} '{value}'; valid: {', '.join(valid)}")
+    return value
