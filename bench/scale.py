@@ -38,18 +38,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from index_scale import RAW_BUILD, _child  # one raw-bm25s build and one child-process meter for both benches
+from index_scale import RAW_BUILD, _child, _pool  # one raw-bm25s build, child-process meter and passage pool for both benches
 
 ROOT = Path(__file__).resolve().parents[1]
 K = 10
-
-
-def _pool() -> tuple[list[Any], list[str]]:
-    spec = importlib.util.spec_from_file_location("bench_bm25_pool", ROOT / "bench" / "bm25.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    docs, questions, _ = module.pooled_corpus(ROOT / "data")
-    return docs, questions
 
 
 def compose(path: Path, size: int, docs: list[Any]) -> dict[str, int]:
