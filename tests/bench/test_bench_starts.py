@@ -44,6 +44,9 @@ def scale_figures(out: str, tmp: Path) -> object:
     figures = json.loads((tmp / "scale.json").read_text(encoding="utf-8"))
     assert sorted(p.name for p in (tmp / "fig").glob("*.svg")) == [
         "scale_build_seconds.svg", "scale_load_seconds.svg", "scale_peak_rss.svg", "scale_query_p50.svg"]
+    postgres = figures["results"][0]["postgres"]  # the Postgres store measured beside the local one
+    assert postgres["bm25"]["queries"] > 0 and postgres["multihop"]["questions"] > 1
+    assert "postgres BM25" in (tmp / "fig" / "scale_query_p50.svg").read_text(encoding="utf-8")
     return figures
 
 
@@ -62,7 +65,7 @@ RUNS: dict[str, tuple[list[str], Callable[[str, Path], object], tuple]] = {
                        json_file("scale.json"), (SLOW,)),
     "pg_store.py": (["--files", HOTPOT, "--embedder", "static", "--json"], last_json, (SLOW,)),
     "ray_executor.py": (["--cases", "4", "--latency-ms", "20", "--json", "{tmp}/ray.json"], json_file("ray.json"), (SLOW,)),
-    "scale.py": (["--quick", "--work", "{tmp}/work", "--json", "{tmp}/scale.json", "--figures", "{tmp}/fig"],
+    "scale.py": (["--quick", "--postgres", "--work", "{tmp}/work", "--json", "{tmp}/scale.json", "--figures", "{tmp}/fig"],
                  scale_figures, (SLOW,)),
     "serve.py": (["--seconds", "1", "--clients", "2"], last_json, (SLOW,)),
 }
