@@ -91,3 +91,30 @@ def test_a_third_passage_that_adds_nothing_forms_no_path():
     branches = [Branch(parent="p", hits=[hit("c", 5.0, 1)]), Branch(parent="c", hits=[hit("d", 0.5, 1)])]
     order = order_by_chains({"orion", "plan", "family", "retention"}, first, branches, w, limit=3)
     assert order == ["p", "c", "y"]
+
+
+def test_a_planned_lookup_extends_the_path_without_adding_coverage():
+    # The same corpus as above, but d answers the plan's next lookup ("the family of …"): the plan
+    # said a passage is needed there, so the path (p, c, d) stands without the coverage guard and
+    # outscores the pair (p, y): 1.8 > 1.7 as computed above.
+    texts = {"p": "orion plan", "c": "plan family", "d": "plan", "y": "retention"}
+    w = weights(texts)
+    first = [hit("p", 10.0, 1), hit("y", 2.0, 2)]
+    branches = [Branch(parent="p", hits=[hit("c", 5.0, 1)], planned=True), Branch(parent="c", hits=[hit("d", 0.5, 1)], planned=True)]
+    order = order_by_chains({"orion", "plan", "family", "retention"}, first, branches, w, limit=3)
+    assert order == ["p", "c", "d"]
+
+
+def test_a_four_passage_chain_fills_four_slots_before_first_hop_neighbours():
+    # Four lookups: p (the anchor) → c → d → e, each found from the one before; x1, x2 are first-hop
+    # near-duplicates of p. The path of four outscores any pair holding a near-duplicate.
+    texts = {"p": "kestrel founder", "c": "founder city", "d": "city river", "e": "river source", "x1": "kestrel", "x2": "kestrel"}
+    w = weights(texts)
+    first = [hit("p", 10.0, 1), hit("x1", 9.0, 2), hit("x2", 9.0, 3)]
+    branches = [
+        Branch(parent="p", hits=[hit("c", 5.0, 1)], planned=True),
+        Branch(parent="c", hits=[hit("d", 5.0, 1)], planned=True),
+        Branch(parent="d", hits=[hit("e", 5.0, 1)], planned=True),
+    ]
+    order = order_by_chains({"kestrel", "founder", "city", "river", "source"}, first, branches, w, limit=4)
+    assert order == ["p", "c", "d", "e"]

@@ -15,9 +15,12 @@ the members of the best pairs first::
 * ``named`` — 1 when the question names the passage's title (the anchors of a comparison, the
   first hop of a bridge question), else 0.
 
-Three-hop paths ``(p, c, d)`` — ``d`` reached from ``c`` — are scored the same way (``s`` averaged over
-the two followers), and only when ``d`` adds at least ``MIN_PATH_GAIN`` of the question's weight to
-what ``(p, c)`` covers. Greedy selection adds the
+Longer paths ``(p, c, d)`` and ``(p, c, d, e)`` — each passage reached from the one before — are scored
+the same way (``s`` averaged over the followers), and only when each added passage brings at least
+``MIN_PATH_GAIN`` of the question's weight to what the path before it covers, or answers the plan's
+next lookup (a branch marked ``planned``: the hop the plan asked for after the one it follows, whose
+sub-query names a relation — "the country where … was a citizen" — more than the question's terms).
+Greedy selection adds the
 members of the best remaining path until the context is full, then the rest of the first hop in
 rank order. The weights are round numbers, one set for every dataset, chosen by the best worst-case
 gain over the bundled dev and the shared training-split samples.
@@ -35,6 +38,7 @@ W_FIRST = 0.5
 W_NEXT = 1.0
 W_NAMED = 0.25
 MIN_PATH_GAIN = 0.2  # share of the question's weight a third passage must add to extend a pair
+MAX_PATH = 4  # passages in the longest path scored
 
 
 @dataclass(frozen=True)
@@ -42,11 +46,14 @@ class Branch:
     """One conditioned retrieval: the hits found from ``parent`` (a chunk id) through a bridge.
 
     ``normalised``: the hits' scores are already shares of their own list's best (the graph hop's
-    PageRank scores, on another scale than the bridge retrievals'), so ``s(c)`` is the score itself."""
+    PageRank scores, on another scale than the bridge retrievals'), so ``s(c)`` is the score itself.
+    ``planned``: the retrieval answered a dependent lookup of the plan, so its hits extend a path
+    without having to add to the question's coverage."""
 
     parent: str
     hits: Sequence[Hit]
     normalised: bool = False
+    planned: bool = False
 
 
 class TermWeights:
@@ -162,28 +169,38 @@ def order_by_chains(
     for i, p in enumerate(heads):
         for c in heads[i + 1 :]:
             offer(p, c, s1[c])
-    followers: dict[str, list[tuple[str, float]]] = {}
+    followers: dict[str, list[tuple[str, float, bool]]] = {}
     for branch in branches:
         scale = 1.0 if branch.normalised else next_best
         for hit in branch.hits[:per_branch]:
             offer(branch.parent, hit.chunk_id, hit.score / scale)
-            followers.setdefault(branch.parent, []).append((hit.chunk_id, hit.score / scale))
-    # Three-hop paths: a head, a passage reached from it, and one reached from that, when the third
-    # adds to what the pair covers (a longer path must account for more of the question).
+            followers.setdefault(branch.parent, []).append((hit.chunk_id, hit.score / scale, branch.planned))
+
+    # Longer paths: a head, a passage reached from it, one reached from that, and so on, when each
+    # new passage adds to what the path covers (a longer path must account for more of the question)
+    # or answers the plan's next lookup (a planned hop is a link of the chain the plan spells out).
+    def extend(path: tuple[str, ...], follow: tuple[float, ...]) -> None:
+        if len(path) >= MAX_PATH:
+            return
+        base = coverage(*path)
+        for d, s_d, planned in followers.get(path[-1], ()):
+            if d in path or (not planned and coverage(*path, d) - base < MIN_PATH_GAIN):
+                continue
+            longer, scores = (*path, d), (*follow, s_d)
+            score = (
+                coverage(*longer)
+                + W_FIRST * s1.get(path[0], 0.0)
+                + W_NEXT * sum(scores) / len(scores)
+                + W_NAMED * sum(is_named(x) for x in longer)
+            )
+            if score > pairs.get(longer, -1.0):
+                pairs[longer] = score
+            extend(longer, scores)
+
     for p in heads:
-        for c, s_c in followers.get(p, ()):
-            base = coverage(p, c)
-            for d, s_d in followers.get(c, ()):
-                if d in (p, c) or coverage(p, c, d) - base < MIN_PATH_GAIN:
-                    continue
-                score = (
-                    coverage(p, c, d)
-                    + W_FIRST * s1.get(p, 0.0)
-                    + W_NEXT * (s_c + s_d) / 2
-                    + W_NAMED * (is_named(p) + is_named(c) + is_named(d))
-                )
-                if score > pairs.get((p, c, d), -1.0):
-                    pairs[(p, c, d)] = score
+        for c, s_c, _ in followers.get(p, ()):
+            if c != p:
+                extend((p, c), (s_c,))
 
     order: list[str] = []
     for path, _ in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0])):

@@ -182,7 +182,7 @@ class ChainReranker:
                 best[h.chunk_id] = h
         first_hop = sorted(best.values(), key=lambda h: (h.rank, -h.score))
         branches = [
-            Branch(parent=s.bridge["from_chunk"], hits=[h for h in s.hits if h.chunk_id in held])
+            Branch(parent=s.bridge["from_chunk"], hits=[h for h in s.hits if h.chunk_id in held], planned=_planned(s))
             for s in steps
             if s.bridge.get("from_chunk")
         ] + graph_branches(steps, held)
@@ -204,6 +204,11 @@ class ChainReranker:
             replace(held[c], hit=replace(held[c].hit, rank=position, retriever=f"chains:{held[c].hit.retriever}"))
             for position, c in enumerate(order, start=1)
         ]
+
+
+def _planned(step: HopStep) -> bool:
+    """Whether the step answers a dependent lookup of the plan (its hits are the chain's next link)."""
+    return "order" in step.bridge and bool(step.depends_on)
 
 
 def _names_title(folded_question: str, title: str) -> bool:
