@@ -17,12 +17,17 @@
   excluded from scoring, each listed with its problems.
 
 Oracle traces are never scored as the system: they only feed the conditional columns.
+
+The cases are scored in batches (:mod:`hoprag.evaluation.chain_scoring`) by an ``executor``
+(:mod:`hoprag.executors`; default: one batch in this process); the rows come back in the cases'
+order and every aggregate is computed from them here, so the report is the same on every executor.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,43 +36,28 @@ from typing import Any
 from hoprag.datasets.labels import LabelReport
 from hoprag.datasets.schema import Case
 from hoprag.errors import InputError
-from hoprag.evaluation.attribution import Judge, TokenContainmentJudge, claim_recall
-from hoprag.evaluation.failures import Diagnosis, diagnose, failure_counts
+from hoprag.evaluation.attribution import Judge, TokenContainmentJudge
+from hoprag.evaluation.chain_scoring import (
+    LAYERS,
+    ChainScoring,
+    ClaimRecall,
+    case_batches,
+    chain_measures,
+    conditional_measures,
+    score_batch,
+)
+from hoprag.evaluation.failures import failure_counts
 from hoprag.evaluation.graph import check_cases
-from hoprag.evaluation.measures import Measure, default_measures
+from hoprag.evaluation.measures import Measure
 from hoprag.evaluation.memo import evaluation_memo
-from hoprag.evaluation.paths import Hop2Recall, Hop3Recall, PathPrecision
-from hoprag.evaluation.runner import _aggregate_rows, evaluate
-from hoprag.evaluation.stopping import summarize_profiles, trace_profile
-from hoprag.evaluation.support import AllPassages, PassageRecall, SupportEM, SupportF1
+from hoprag.evaluation.runner import _aggregate_rows
+from hoprag.evaluation.stopping import summarize_profiles
+from hoprag.executors import Executor, LocalExecutor
 from hoprag.records import Trace
 from hoprag.traces_file import read_trace_dicts
 
-LAYERS = (2, 3)
-
-
-def _explanatory(case: Case) -> bool:
-    return case.answer_type == "explanatory" and bool(case.reference_claims)
-
-
-ClaimRecall = Measure("claim_recall", claim_recall, applies=_explanatory)
-
-
-def chain_measures(ks: Iterable[int] = (2, 5, 10), judge: Judge | None = None) -> list[Measure]:
-    """The v0 measures, then path precision and hop-2/3 recall at every k, then attribution."""
-    ks = list(dict.fromkeys(ks))
-    judge = judge or TokenContainmentJudge()
-
-    def support(case: Case, trace: Trace, k: int | None = None) -> float | None:
-        from hoprag.evaluation.attribution import attribute
-
-        if trace.answer.abstained:
-            return None
-        return attribute(case, trace, judge).citation_support
-
-    citation = Measure("citation_support", support, default=None)
-    extra = [m.at(k) for m in (PathPrecision, Hop2Recall, Hop3Recall, PassageRecall, AllPassages) for k in ks]
-    return default_measures(ks) + extra + [citation, ClaimRecall, SupportEM, SupportF1]
+__all__ = ["LAYERS", "ChainReport", "ClaimRecall", "chain_measures", "evaluate_chains", "load_trace_file",
+           "read_traces_lenient"]
 
 
 def read_traces_lenient(path: str | Path) -> tuple[list[Trace], list[dict[str, Any]]]:
@@ -158,16 +148,20 @@ def evaluate_chains(
     dataset_version: str | None = None,
     exclusions: Sequence[dict[str, Any]] = (),
     label_report: LabelReport | None = None,
+    executor: Executor | None = None,
+    batch_size: int | None = None,
 ) -> ChainReport:
     """Score ``traces`` (any pipeline) against ``cases`` with every chain metric; see the module doc.
 
     With ``label_report`` (:func:`hoprag.datasets.labels.verify_labels`), cases with a label error are
     not scored: each is listed in ``exclusions`` with its problems and counted in the aggregate.
+    ``executor`` scores the cases in batches of ``batch_size`` (default: one batch per worker's share,
+    see :func:`hoprag.evaluation.chain_scoring.case_batches`); the report does not depend on either.
     """
     with evaluation_memo():
         return _evaluate_chains(cases, traces, ks, oracle_traces=oracle_traces, corpus_ids=corpus_ids, context_k=context_k,
                                 judge=judge, dataset_version=dataset_version, exclusions=exclusions,
-                                label_report=label_report)
+                                label_report=label_report, executor=executor or LocalExecutor(), batch_size=batch_size)
 
 
 def _evaluate_chains(
@@ -182,6 +176,8 @@ def _evaluate_chains(
     dataset_version: str | None,
     exclusions: Sequence[dict[str, Any]],
     label_report: LabelReport | None,
+    executor: Executor,
+    batch_size: int | None,
 ) -> ChainReport:
     ks = tuple(dict.fromkeys(ks))
     cases, traces, label_exclusions = _drop_broken_labels(cases, traces, label_report)
@@ -189,43 +185,33 @@ def _evaluate_chains(
     traces = list(traces)
     judge = judge or TokenContainmentJudge()
     measures = chain_measures(ks, judge)
-    base = evaluate(cases, traces, ks, measures=measures)
     known = {c.case_id for c in cases}
     excluded = list(exclusions) + label_exclusions
     seen: set[str] = set()
+    unknown_ids: list[str] = []
+    duplicate_ids: list[str] = []
     for trace in traces:
         if trace.case_id not in known:
             excluded.append({"case_id": trace.case_id, "reason": "trace for an unknown case id"})
+            unknown_ids.append(trace.case_id)
         elif trace.case_id in seen:
             excluded.append({"case_id": trace.case_id, "reason": "duplicate trace (the last one is scored)"})
+            duplicate_ids.append(trace.case_id)
         seen.add(trace.case_id)
     by_case = _last_by_case(traces, known)
     oracle = _last_by_case(oracle_traces, known) if oracle_traces is not None else None
 
-    rows: list[dict[str, Any]] = []
-    diagnoses: list[Diagnosis] = []
-    profiles: list[dict[str, Any]] = []
-    for case, row in zip(cases, base.cases):
-        trace = by_case.get(case.case_id)
-        diagnosis = diagnose(case, trace, corpus_ids=corpus_ids, context_k=context_k, judge=judge)
-        diagnoses.append(diagnosis)
-        row = dict(row)
-        row.update(template=case.split_keys.template, uncertain=case.uncertain)
-        row.update(passed=diagnosis.passed, failure=diagnosis.failure, failure_layer=diagnosis.layer, failure_detail=diagnosis.detail)
-        if trace is not None:
-            profile = trace_profile(case, trace, context_k)
-            profiles.append(profile)
-            row.update(fallback=profile["fallback"], timeout=profile["timeout"], retries=profile["retries"])
-        else:
-            row.update(fallback=None, timeout=None, retries=None)
-        if oracle is not None:
-            _conditional(case, row, oracle.get(case.case_id), ks)
-        rows.append(row)
+    scoring = ChainScoring(ks, judge, corpus_ids=None if corpus_ids is None else frozenset(corpus_ids), context_k=context_k)
+    batches = case_batches(cases, by_case, oracle, workers=executor.workers or os.cpu_count() or 1, size=batch_size)
+    scored = [case for batch in executor.map(score_batch, batches, setup=scoring) for case in batch]
+    rows = [s.row for s in scored]
+    diagnoses = [s.diagnosis for s in scored]
+    profiles = [s.profile for s in scored if s.profile is not None]
 
-    agg_measures = list(measures) + (_conditional_measures(ks) if oracle is not None else [])
+    agg_measures = list(measures) + (conditional_measures(ks) if oracle is not None else [])
     aggregate = _aggregate_rows(rows, agg_measures)
-    for key in ("unknown_traces", "duplicate_traces"):
-        aggregate[key] = base.aggregate[key]
+    aggregate["unknown_traces"] = len(unknown_ids)
+    aggregate["duplicate_traces"] = len(duplicate_ids)
     aggregate["excluded_trace_lines"] = sum(1 for e in exclusions)
     aggregate["uncertain_cases"] = sum(1 for c in cases if c.uncertain)
     if label_report is not None:
@@ -239,7 +225,7 @@ def _evaluate_chains(
     config = {
         "ks": list(ks),
         "measures": labels,
-        "datasets": base.config["datasets"],
+        "datasets": sorted({str(c.dataset) for c in cases if c.dataset is not None}),
         "dataset_version": dataset_version,
         "context_k": context_k,
         "judge": {"model_id": judge.model_id, "prompt_version": judge.prompt_version},
@@ -262,8 +248,8 @@ def _evaluate_chains(
         exclusions=excluded,
         labels=label_report.to_json() if label_report is not None else None,
         traces=by_case,
-        unknown_case_ids=base.unknown_case_ids,
-        duplicate_case_ids=base.duplicate_case_ids,
+        unknown_case_ids=tuple(dict.fromkeys(unknown_ids)),
+        duplicate_case_ids=tuple(dict.fromkeys(duplicate_ids)),
     )
 
 
@@ -288,28 +274,6 @@ def _drop_broken_labels(
         exclusions.append({"case_id": case_id, "reason": f"label errors, not scored: {kinds}",
                            "problems": [p.to_dict() for p in errors]})
     return [c for c in cases if c.case_id not in bad], [t for t in traces if t.case_id not in bad], exclusions
-
-
-def _conditional_measures(ks: Sequence[int]) -> list[Measure]:
-    out: list[Measure] = []
-    for layer in LAYERS:
-        for prefix in ("cond_hop", "gap_hop"):
-            for k in ks:
-                out.append(Measure(f"{prefix}{layer}_recall", lambda c, t, k: None, k=k, default=None))
-    return out
-
-
-def _conditional(case: Case, row: dict[str, Any], oracle: Trace | None, ks: Sequence[int]) -> None:
-    from hoprag.evaluation.paths import has_layer, layer_recall
-
-    for layer in LAYERS:
-        for k in ks:
-            free = row.get(f"hop{layer}_recall@{k}")
-            cond = None
-            if has_layer(case, layer):
-                cond = 0.0 if oracle is None else layer_recall(case, oracle, k, layer=layer)
-            row[f"cond_hop{layer}_recall@{k}"] = cond
-            row[f"gap_hop{layer}_recall@{k}"] = None if cond is None or free is None else cond - free
 
 
 def _group(rows: list[dict[str, Any]], key: str, measures: Sequence[Measure]) -> dict[str, dict[str, Any]]:
