@@ -46,6 +46,16 @@ def lookups(question: str) -> list[str] | None:
             "What is the capital of the country where the director of the sequel of Night Train was born?",
             ["sequel of Night Train", "director of", "country where was born", "capital of"],
         ),
+        # a verbless tail after the anchor qualifies the innermost lookup, not the asking frame
+        (
+            "Who was the mayor of the city where Jane Doe was during the Great Flood?",
+            ["city where Jane Doe was during the Great Flood", "mayor of"],
+        ),
+        # an adverb between the relative word and its verb: the clause keeps its object
+        (
+            "Where was the singer who also recorded Blue Monday born?",
+            ["singer who also recorded Blue Monday", "Where was born"],
+        ),
     ],
 )
 def test_nested_questions_become_chains(question: str, expected: list[str]) -> None:

@@ -61,6 +61,9 @@ _VERBS = frozenset(
 )
 _AUXILIARIES = frozenset("is was are were be been being did does do has had have will would can could".split())
 _VERB_PARTICLES = frozenset("in from on at to for by of after into with".split())
+# a tail opened by one of these, with no verb, is a modifier of what it follows ("in the search for …")
+_MODIFIER_PREPOSITIONS = frozenset("in during at on for from with before after under".split())
+_ADVERBS = frozenset("also later once first originally still then again never previously formerly".split())
 _TITLE_WORDS = frozenset("for in with a an to on at from is are my me".split())
 _PARTICLES = frozenset("of the and de von van der la le du da y".split())
 _MODIFIERS = frozenset(
@@ -107,6 +110,11 @@ def decompose(question: str) -> list[Level] | None:
         if joint != "of" and not any(_is_verb(w) for w in words.split()[2:]):
             group, rest = _verb_group(rest)
             bodies[i] = (" ".join([words, *group]), joint)
+    if rest and rest[0].lower() in _MODIFIER_PREPOSITIONS and not _has_content(frame) and not any(_is_verb(w) for w in rest):
+        # a verbless tail ("… of the Argonauts in the search for the golden fleece") qualifies the
+        # innermost lookup; a frame that only asks ("Who was") is no lookup of its own
+        bodies[-1] = (" ".join([bodies[-1][0], *rest]), bodies[-1][1])
+        rest = []
     frame = " ".join([frame, *rest]).strip(" ,")
     levels = [Level(_strip_article(words)) for words, _ in bodies]
     if _has_content(frame):
@@ -162,11 +170,18 @@ def _own_words(words: list[str], joint: str) -> tuple[list[str], list[str]]:
     for i, word in enumerate(words[2:], start=2):
         if _is_verb(word):
             group, rest = _verb_group(words[i:])
-            if i == joint_end and rest:
+            if i == _past_adverbs(words, joint_end) and rest:
                 cut = next((j for j, w in enumerate(rest) if _is_verb(w)), len(rest))
                 group, rest = group + rest[:cut], rest[cut:]
             return words[:i] + group, rest
     return words, []
+
+
+def _past_adverbs(words: list[str], i: int) -> int:
+    """The first position from ``i`` that holds no adverb ("who *also* played", "that *later* became")."""
+    while 0 <= i < len(words) and (words[i].lower() in _ADVERBS or (len(words[i]) > 4 and words[i].lower().endswith("ly"))):
+        i += 1
+    return i
 
 
 def _anchor(words: list[str]) -> tuple[list[str], list[str]]:
