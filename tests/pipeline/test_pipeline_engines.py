@@ -135,3 +135,14 @@ def test_factory_rejects_unknown_engines(hotpot_index):
 def test_config_rejects_unknown_fields():
     with pytest.raises(ValueError):
         MultiHopConfig(max_hop=2)  # typo of max_hops
+
+
+def test_a_plan_runs_all_its_layers_but_bridge_following_stops_at_bridge_hops(hotpot_index):
+    # a nested question of four lookups gets four hops; an open-ended question stops following
+    # bridges at bridge_hops (3), and max_hops stays the hard cap for both
+    nested = "What is the capital of the country where the director of the sequel of Night Train was born?"
+    plan_hops = {s.hop for s in engine(hotpot_index, min_evidence=50).answer(nested).steps}
+    assert plan_hops == {1, 2, 3, 4}
+    assert {s.hop for s in engine(hotpot_index, min_evidence=50, max_hops=2).answer(nested).steps} == {1, 2}
+    trace = engine(hotpot_index, min_evidence=50).answer(RUSH)
+    assert trace.stop_reason == "max_hops" and max(s.hop for s in trace.steps) == 3

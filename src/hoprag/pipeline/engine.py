@@ -45,7 +45,10 @@ class MultiHopConfig(BaseModel):
     """Knobs of the offline multi-hop engine. Defaults are generic, not fitted to one benchmark."""
 
     model_config = ConfigDict(extra="forbid")
-    max_hops: int = Field(default=3, ge=1, description="hard cap on retrieval hops")
+    max_hops: int = Field(default=4, ge=1, description="hard cap on retrieval hops, a plan's own layers included")
+    bridge_hops: int = Field(
+        default=3, ge=1, description="open-ended bridge following stops after this hop (a plan's layers may run to max_hops)"
+    )
     k: int = Field(default=10, ge=1, description="hits retrieved per call")
     keep_first_hop: int = Field(default=5, ge=1, description="hop-1 hits kept as evidence")
     bridges_per_evidence: int = Field(default=2, ge=1, description="bridge values followed per kept item")

@@ -218,7 +218,7 @@ class QuestionRun:
 
     def follow_bridges(self) -> str:
         while True:
-            if self.hop >= self.cfg.max_hops:
+            if self.hop >= min(self.cfg.max_hops, self.cfg.bridge_hops):
                 return "max_hops"
             titles = tuple(e.title for e in self.held.values())
             branches = self.engine.bridges.condition(
