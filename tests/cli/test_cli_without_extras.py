@@ -54,3 +54,6 @@ def test_a_missing_extra_names_what_to_install(tmp_path):
     assert llm.returncode == 2 and "hoprag[llm]" in llm.stderr.replace("\n", " ")
     ray = hoprag(tmp_path, "run", "hp/idx", "hp/cases.jsonl", "--out", "hp/t.jsonl", "--executor", "ray")
     assert ray.returncode == 2 and "hoprag[ray]" in ray.stderr.replace("\n", " ")
+    ray_eval = hoprag(tmp_path, "eval", "hp/cases.jsonl", "hp/cases.jsonl", "--executor", "ray", "--workers", "2")
+    assert ray_eval.returncode == 2 and "hoprag[ray]" in ray_eval.stderr.replace("\n", " ")
+    assert "Traceback" not in ray_eval.stderr

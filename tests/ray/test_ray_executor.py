@@ -1,4 +1,5 @@
-"""Ray as the executor, on a real local Ray (``ray.init(num_cpus=2)``, one instance for the module).
+"""Ray as the executor, on a real local Ray (``ray.init(num_cpus=2)``, one instance for the module:
+tests/ray/conftest.py, with the indexed samples).
 
 Every result must be the local executor's: the same traces (ids, hits, answers) for ``run`` and
 ``ablate`` on the bundled samples, written in the cases' order and resumable; the same vector bytes
@@ -14,14 +15,12 @@ import numpy as np
 import pytest
 
 from hoprag.cli import main
-from hoprag.datasets.importers import import_dataset
-from hoprag.datasets.schema import load_cases
 from hoprag.errors import ConfigError
 from hoprag.evaluation.ablations import AblationRecipe, run_ablations
 from hoprag.evaluation.runner import read_traces
 from hoprag.executors import RayExecutor
 from hoprag.index.embed_shards import embed_corpus
-from hoprag.index.store import build_index, load_index
+from hoprag.index.store import load_index
 from hoprag.ingest.loaders import load_corpora
 from hoprag.pipeline.engine_recipe import EngineRecipe
 from hoprag.pipeline.factory import make_engine
@@ -33,29 +32,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTERPRISE = ROOT / "data" / "enterprise"
-HOTPOT_DEV = ROOT / "data" / "hotpotqa" / "hotpot_dev_distractor_hoprag.json"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
-    yield
-    ray.shutdown()
-
-
-@pytest.fixture(scope="module")
-def enterprise(tmp_path_factory):
-    out = tmp_path_factory.mktemp("ray-enterprise") / "index"
-    build_index(load_corpora([ENTERPRISE / "corpus.jsonl"]), out)
-    return out, load_cases(ENTERPRISE / "cases.jsonl")
-
-
-@pytest.fixture(scope="module")
-def hotpot(tmp_path_factory):
-    imported = import_dataset("hotpotqa", [HOTPOT_DEV])
-    out = tmp_path_factory.mktemp("ray-hotpot") / "index"
-    build_index(imported.documents, out)
-    return out, imported.cases
 
 
 def comparable(traces) -> list[tuple]:

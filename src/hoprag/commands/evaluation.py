@@ -80,6 +80,8 @@ def register(app: typer.Typer) -> None:
         judge_calibration: Optional[Path] = typer.Option(
             None, "--judge-calibration", help="the judge's calibration record (hoprag judge calibrate --out): its kappa, "
             "CI, n, file hash and date go into every judged metric's meta (without one the meta says uncalibrated)"),
+        executor: str = EXECUTOR_OPT,
+        workers: Optional[int] = WORKERS_OPT,
     ) -> None:
         """Score traces against evidence-chain cases: chain coverage, hop recall, path precision,
         answers and attribution, earliest failure, latency and stopping."""
@@ -88,8 +90,10 @@ def register(app: typer.Typer) -> None:
         from hoprag.evaluation.calibration_record import judged_metric_meta, load_calibration
         from hoprag.evaluation.chain_eval import evaluate_chains, load_trace_file
         from hoprag.evaluation.runner import read_traces
+        from hoprag.executors import parse_executor
         from hoprag.render import comparison_table
 
+        pool = parse_executor(executor, workers=workers)  # a missing ray extra stops before any file is read
         judge = TokenContainmentJudge()
         record = load_calibration(judge_calibration) if judge_calibration is not None else None
         metric_meta = judged_metric_meta(judge, record, source=str(judge_calibration))
@@ -99,7 +103,7 @@ def register(app: typer.Typer) -> None:
         report = evaluate_chains(
             cases, traces, ks=tuple(ks), oracle_traces=oracle_traces, dataset_version=dataset_version(cases_file),
             corpus_ids=corpus_ids, label_report=labels,
-            exclusions=excluded, judge=judge,
+            exclusions=excluded, judge=judge, executor=pool,
         )
         payload = {**report.to_json(), "metric_meta": metric_meta}
         names = [n for n in payload["aggregate"] if not n.startswith(("n_", "na_"))]
@@ -134,7 +138,7 @@ def register(app: typer.Typer) -> None:
         err.print("note: `hoprag chain-eval` is `hoprag eval` now (same options); use that")
         eval_cmd(cases_file=cases_file, traces_file=traces_file, ks=ks, json_out=json_out, html_out=html_out,
                  oracle=oracle, corpus=corpus, span_match=span_match, lenient=lenient, strict=strict,
-                 judge_calibration=None)
+                 judge_calibration=None, executor="local", workers=None)
 
     @app.command("ablate")
     def ablate_cmd(
