@@ -311,7 +311,7 @@ def demo_cmd(
     out_dir: Path = typer.Option(Path("demo-output"), "--out", help="where the report goes"),
     store: Optional[str] = typer.Option(None, "--store", help="run store URL (default: HOPRAG_STORE or .hoprag/hoprag.db)"),
     thresholds: Path = typer.Option(Path("thresholds.yaml"), "--thresholds", help="gate thresholds"),
-    dense: bool = typer.Option(False, "--dense", help="also embed the corpora and run hybrid rows (needs hoprag[dense])"),
+    dense: bool = typer.Option(False, "--dense", help="also embed the corpora and run hybrid rows (needs hoprag\\[dense])"),
     embedder: str = typer.Option("minilm", "--embedder", help="minilm | static"),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:

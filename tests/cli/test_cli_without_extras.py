@@ -57,3 +57,15 @@ def test_a_missing_extra_names_what_to_install(tmp_path):
     ray_eval = hoprag(tmp_path, "eval", "hp/cases.jsonl", "hp/cases.jsonl", "--executor", "ray", "--workers", "2")
     assert ray_eval.returncode == 2 and "hoprag[ray]" in ray_eval.stderr.replace("\n", " ")
     assert "Traceback" not in ray_eval.stderr
+
+
+@pytest.mark.parametrize(("command", "extra"), [("run", "hoprag[ray]"), ("ablate", "hoprag[ray]"), ("eval", "hoprag[ray]"),
+                                                ("index", "hoprag[ray]"), ("demo", "hoprag[dense]")])
+def test_the_help_names_the_extra_whole(command, extra):
+    """rich reads '[ray]' as markup and drops it unless escaped: the help must still name the extra."""
+    from typer.testing import CliRunner
+
+    from hoprag.cli import app
+
+    output = CliRunner().invoke(app, [command, "--help"], terminal_width=200).output
+    assert extra in " ".join(output.replace("│", " ").split())

@@ -36,7 +36,7 @@ EXECUTOR_OPT = typer.Option(
     "--executor",
     metavar="local|ray[:ADDRESS]",
     help="where the work runs: local (this process) | ray (a Ray instance started on this machine) | "
-    "ray:HOST:PORT or ray:auto (a running cluster, `ray start --head`; needs pip install 'hoprag[ray]')",
+    "ray:HOST:PORT or ray:auto (a running cluster, `ray start --head`; needs pip install 'hoprag\\[ray]')",
 )
 WORKERS_OPT = typer.Option(
     None, "--workers", min=1, max=4096, metavar="N",
