@@ -9,9 +9,11 @@ import pytest
 
 from hoprag.datasets.importers import import_dataset
 from hoprag.index.store import build_index, load_index
-from hoprag.pipeline.compositional import decompose
+from hoprag.pipeline.compositional import decompose, lead_with_found
 from hoprag.pipeline.factory import make_engine
 from hoprag.pipeline.plan import OfflinePlanner
+from hoprag.pipeline.roles import Conditioned
+from hoprag.records import Evidence, Hit
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.unit
@@ -129,3 +131,54 @@ def test_each_hop_is_filled_with_what_the_previous_one_found(musique_slice) -> N
     assert found[0].depends_on == (first[0].step_id,)
     parent = index.chunks[found[0].bridge["from_chunk"]]
     assert value in parent.text and found[0].bridge["from_chunk"] in first[0].selected
+
+
+def passage(chunk_id: str, title: str, text: str, rank: int) -> Evidence:
+    hit = Hit(chunk_id=chunk_id, doc_id=chunk_id, score=10.0 - rank, rank=rank, retriever="bm25")
+    return Evidence(hit=hit, text=text, title=title, hop=1, step_id="s1", sub_query="city where Ada Quill was born")
+
+
+# the retriever ranked a passage sharing the lookup's common words ("born", "city") above the one that
+# names its rare anchor; the anchor's passage answers the lookup
+EVIDENCE = [
+    passage("amsterdam", "Ada Amsterdam", "Ada Amsterdam (born in Port Lowell City on May 3, 1970) is a writer.", 1),
+    passage("quill", "Ada Quill", "Ada Quill (1650, Marrowby - 1704, Stenhaven) was a physician.", 2),
+]
+
+
+def anchor_relevance(item: Evidence) -> float:
+    return 1.0 if "Quill" in item.text else 0.2  # how much of the lookup's weight the passage holds
+
+
+def test_the_found_values_are_a_beam_of_the_evidence_read_by_relevance_and_the_best_passage() -> None:
+    bridges = [Conditioned(query="Stenhaven Stenhaven country where is located", bridge="Stenhaven", kind="entity", from_chunk="quill")]
+    plain = lead_with_found("city where Ada Quill was born", "country where is located", EVIDENCE, bridges, limit=10, weight=2)
+    # without relevance: one value, read over the evidence in retrieval order (the wrong passage first)
+    assert plain[0].bridge.startswith("Port Lowell City") and plain[0].kind == "found"
+    beam = lead_with_found(
+        "city where Ada Quill was born", "country where is located", EVIDENCE, bridges, limit=10, weight=2,
+        relevance=anchor_relevance, question="When did the country where the city where Ada Quill was born is located vote?",
+    )
+    # the answer over all the evidence still reads "born … City" first; the passage holding most of
+    # the lookup's weight (the anchor's) answers Marrowby, and both lead, then the bridges
+    assert [(q.bridge, q.kind) for q in beam] == [
+        (plain[0].bridge, "found"), ("Marrowby", "found"), ("Stenhaven", "entity"),
+    ]
+    assert beam[1].query == "Marrowby Marrowby country where is located" and beam[1].from_chunk == "quill"
+    # the beam never grows the hop past its limit of queries
+    assert len(lead_with_found("city where Ada Quill was born", "country where is located", EVIDENCE, bridges, limit=2,
+                               weight=2, relevance=anchor_relevance)) == 2
+
+
+def test_a_value_the_question_names_or_a_whole_sentence_is_no_found_value() -> None:
+    bridges = [Conditioned(query="Marrowby Marrowby country where is located", bridge="Marrowby", kind="entity", from_chunk="quill")]
+    only = [passage("quill", "Ada Quill", "Ada Quill was a physician.", 1)]
+    # the only candidate is the anchor itself, which the question names: the bridges stay as they were
+    asked = "city where Ada Quill was born"
+    kept = lead_with_found(asked, "country where is located", only, bridges, limit=10, weight=2,
+                           relevance=anchor_relevance, question="When did the country where Ada Quill was born vote?")
+    assert kept == bridges
+    # a value that is one of the bridges leads as that bridge, marked found
+    promoted = lead_with_found(asked, "country where is located", [passage("m", "Ada Quill", "Ada Quill was born in Marrowby.", 1)],
+                               bridges, limit=10, weight=2, relevance=anchor_relevance, question="Where was Ada Quill born?")
+    assert [(q.bridge, q.kind, q.query) for q in promoted] == [("Marrowby", "found", "Marrowby Marrowby country where is located")]

@@ -22,13 +22,13 @@ yes/no or two-option ("… A or B?") question, whose nested phrases are what it 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from hoprag.pipeline.extractive import extract_answer
 from hoprag.pipeline.roles import Conditioned
 from hoprag.pipeline.text import fold
-from hoprag.records import Evidence
+from hoprag.records import Answer, Evidence
 
 __all__ = ["Level", "decompose", "lead_with_found"]
 
@@ -48,6 +48,7 @@ _NOT_NOUNS = frozenset(
 )
 # after a zero relative ("the country [that] Signmark is from"), the name's clause needs a verb
 _ZERO_RELATIVE_SPAN = 6
+MAX_VALUE_WORDS = 8
 # A name: capitalised or numbered words, joined by spaces, commas and the particles of names.
 _NAME_WORD = r"(?:[A-Z0-9][\w.\-]*|[A-Z][\w.\-]*)"
 _NAME = _NAME_WORD + r"(?:(?:,? | (?:of|the|de|von|van|der|la|le|du|da|y) )" + _NAME_WORD + r")*"
@@ -239,21 +240,59 @@ def _has_content(words: str) -> bool:
     return any(w.lower().strip(",") not in _CONTENT_FREE for w in words.split())
 
 
-def lead_with_found(
-    asked: str, sub_query: str, evidence: Sequence[Evidence], queries: list[Conditioned], *, limit: int, weight: int
-) -> list[Conditioned]:
-    """Put the value the previous lookup found first among a dependent sub-query's conditioned queries.
+def _no_span(found: Answer, value: str) -> bool:
+    """The extractor found no span and answered with its best sentence (its claim quotes it as both)."""
+    quoted = found.claims[0].text if found.claims else ""
+    return len(value.split()) > MAX_VALUE_WORDS or quoted == f"{value}: {value}"
 
-    The value is the extractive answer to ``asked`` (the previous sub-query) over its evidence, best
-    ranked first; the query repeats it ``weight`` times before ``sub_query``, like a bridge. Without
-    an answer, ``queries`` come back unchanged."""
+
+def lead_with_found(
+    asked: str,
+    sub_query: str,
+    evidence: Sequence[Evidence],
+    queries: list[Conditioned],
+    *,
+    limit: int,
+    weight: int,
+    relevance: Callable[[Evidence], float] | None = None,
+    question: str = "",
+) -> list[Conditioned]:
+    """Put the values the previous lookup found first among a dependent sub-query's conditioned queries.
+
+    A value is the extractive answer to ``asked`` (the previous sub-query) over its evidence, best
+    first; the query repeats it ``weight`` times before ``sub_query``, like a bridge. With
+    ``relevance`` (how well a passage answers ``asked``: the engine gives the IDF-weighted share of its
+    terms) the evidence is read most relevant first, and the answer of the single most relevant
+    passage leads too when it differs: a beam of two values, since one wrong value loses every later
+    hop. A value the question already names, or a whole sentence (no span was found), is no value;
+    a value that is already a bridge leads as that bridge. Without a value, ``queries`` come back
+    unchanged; at most ``limit`` queries are returned."""
     ranked = sorted(evidence, key=lambda e: e.hit.rank)
     if not asked or not ranked:
         return queries
-    found = extract_answer(asked, ranked)
-    value = found.text.strip()
-    if found.abstained or not value or any(fold(q.bridge) == fold(value) for q in queries):
+    sources = [ranked]
+    if relevance is not None:
+        ranked = sorted(ranked, key=lambda e: -relevance(e))  # stable: ties keep their retrieval rank
+        ranked = [replace(e, hit=replace(e.hit, rank=i)) for i, e in enumerate(ranked, start=1)]
+        sources = [ranked, ranked[:1]] if len(ranked) > 1 else [ranked]
+    folded_question = fold(question)
+    leads: list[Conditioned] = []
+    rest = list(queries)
+    for source in sources:
+        found = extract_answer(asked, source)
+        value = found.text.strip()
+        key = fold(value)
+        if found.abstained or not key or _no_span(found, value) or key in folded_question:
+            continue
+        if any(fold(q.bridge) == key for q in leads):
+            continue
+        same = next((q for q in rest if fold(q.bridge) == key), None)
+        if same is not None:
+            rest.remove(same)
+            leads.append(replace(same, kind="found"))
+            continue
+        cited = next((c.chunk_id for claim in found.claims for c in claim.citations), source[0].chunk_id)
+        leads.append(Conditioned(query=f"{value} " * weight + sub_query, bridge=value, kind="found", from_chunk=cited))
+    if not leads:
         return queries
-    cited = next((c.chunk_id for claim in found.claims for c in claim.citations), ranked[0].chunk_id)
-    lead = Conditioned(query=f"{value} " * weight + sub_query, bridge=value, kind="found", from_chunk=cited)
-    return [lead, *queries[: max(limit - 1, 0)]]
+    return [*leads, *rest][: max(limit, 1)]

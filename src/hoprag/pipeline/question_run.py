@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from hoprag.errors import ConfigError
 from hoprag.pipeline.buffer import EvidenceBuffer
+from hoprag.pipeline.chains import question_coverage
 from hoprag.pipeline.compositional import lead_with_found
 from hoprag.pipeline.engine import StepClock, clearance_filters, evidence_from_hit
 from hoprag.pipeline.graph_hop import GraphProposal, held_weights
@@ -184,8 +185,11 @@ class QuestionRun:
         queries = self.engine.expander.condition(self.question, sub.query, evidence)
         if self.engine.expander is self.engine.bridges:  # offline: what the lookup found leads its bridges
             asked = next((s.sub_query for d in sub.depends_on for s in steps_of.get(d, ())), "")
+            corpus = self.engine.corpus
+            terms = set(corpus.analyze(asked))
             queries = lead_with_found(
-                asked, sub.query, evidence, queries, limit=self.cfg.max_branches, weight=self.cfg.bridge_weight
+                asked, sub.query, evidence, queries, limit=self.cfg.max_branches, weight=self.cfg.bridge_weight,
+                relevance=lambda e: question_coverage(terms, [e.chunk_id], corpus.term_weights), question=self.question,
             )
         return queries or [Conditioned(query=sub.query)]
 
