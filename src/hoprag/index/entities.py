@@ -31,6 +31,7 @@ __all__ = [
     "spans_by_kind",
     "surface_spans",
     "title_key",
+    "title_heads",
     "titles_inside",
     "trim_mention",
 ]
@@ -224,12 +225,17 @@ def mention_of(raw: str, kind: str) -> Mention | None:
 _mention = lru_cache(maxsize=1 << 16)(mention_of)
 
 
-def titles_inside(words: tuple[str, ...], title_keys: Collection[str]) -> tuple[str, ...]:
-    """The runs of ``words`` (up to six, shorter than the whole) that are document titles, longest first."""
+def titles_inside(
+    words: tuple[str, ...], title_keys: Collection[str], heads: Collection[str] | None = None
+) -> tuple[str, ...]:
+    """The runs of ``words`` (up to six, shorter than the whole) that are document titles, longest first.
+    ``heads`` (optional, :func:`title_heads` of ``title_keys``) skips runs no title starts with."""
     out = []
     n = len(words)
     for size in range(min(n - 1, _MAX_TITLE_WORDS), 0, -1):
         for start in range(0, n - size + 1):
+            if heads is not None and words[start] not in heads:
+                continue
             piece = words[start : start + size]
             if size == 1 and (piece[0] in WEAK_SINGLE or piece[0] in STOPWORDS or len(piece[0]) < 3):
                 continue
@@ -237,3 +243,8 @@ def titles_inside(words: tuple[str, ...], title_keys: Collection[str]) -> tuple[
             if key in title_keys:
                 out.append(key)
     return tuple(out)
+
+
+def title_heads(title_keys: Collection[str]) -> frozenset[str]:
+    """The first word of every title key: a run of words can only be a title if it starts with one."""
+    return frozenset(key.split(" ", 1)[0] for key in title_keys)

@@ -37,7 +37,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from hoprag.errors import ConfigError, IndexLoadError
-from hoprag.index.entities import SHAPE_KINDS, chunk_entities, mention_of, spans_by_kind, title_key, titles_inside
+from hoprag.index.entities import SHAPE_KINDS, chunk_entities, mention_of, spans_by_kind, title_heads, title_key, titles_inside
 from hoprag.ingest.text import STOPWORDS, tokens
 from hoprag.records import Chunk, Document
 
@@ -270,6 +270,7 @@ class GraphBuilder:
         """``chunk * keys + key`` for every (chunk, entity key) the corpus holds, sorted, unique: each
         mention stands for its key, a multi-word name also for the document titles inside it."""
         titles = frozenset(self._titles)
+        heads = title_heads(titles)
         inside: dict[tuple[str, ...], tuple[int, ...]] = {}
         sub_counts = np.zeros(len(self._mention_words), dtype=np.int64)
         subs: list[int] = []
@@ -277,7 +278,7 @@ class GraphBuilder:
             words = self._mention_words[mention]
             found = inside.get(words)
             if found is None:
-                found = inside[words] = tuple(self._key(t, "title") for t in titles_inside(words, titles))
+                found = inside[words] = tuple(self._key(t, "title") for t in titles_inside(words, titles, heads))
             sub_counts[mention] = len(found)
             subs.extend(found)
         width = len(self._key_ids)
@@ -295,7 +296,8 @@ class GraphBuilder:
             first = (np.cumsum(sub_counts) - sub_counts)[mentions]
             at = np.arange(int(per.sum()), dtype=np.int64) - np.repeat(np.cumsum(per) - per - first, per)
             pairs.append(np.repeat(chunks, per) * width + np.asarray(subs, dtype=np.int64)[at])
-        return np.unique(np.concatenate(pairs))
+        flat = np.sort(np.concatenate(pairs))
+        return flat[np.concatenate(([True], flat[1:] != flat[:-1]))] if flat.size else flat
 
     def finish(self, index_dir: Path) -> GraphInfo:
         """Build the graph and write it into ``index_dir/graph``; the manifest's record of it."""
