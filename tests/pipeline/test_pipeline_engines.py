@@ -146,3 +146,23 @@ def test_a_plan_runs_all_its_layers_but_bridge_following_stops_at_bridge_hops(ho
     assert {s.hop for s in engine(hotpot_index, min_evidence=50, max_hops=2).answer(nested).steps} == {1, 2}
     trace = engine(hotpot_index, min_evidence=50).answer(RUSH)
     assert trace.stop_reason == "max_hops" and max(s.hop for s in trace.steps) == 3
+
+
+class AlwaysSufficient:
+    """A judge satisfied by anything it is shown (to see when the engine asks it)."""
+
+    name = "always"
+
+    def sufficient(self, question, evidence) -> bool:
+        return True
+
+
+def test_the_judge_is_asked_only_once_a_plans_lookups_are_done(hotpot_index):
+    nested = "What is the capital of the country where the director of the sequel of Night Train was born?"
+    judged = MultiHopEngine(hotpot_index.retriever(), hotpot_index.chunks, hotpot_index.documents, judge=AlwaysSufficient())
+    trace = judged.answer(nested)
+    # four lookups: a satisfied judge does not cut the chain after its second hop
+    assert {s.hop for s in trace.steps} == {1, 2, 3, 4} and trace.stop_reason == "sufficient"
+    # a question the planner leaves whole is judged after its first bridge hop, as before
+    plain = judged.answer(RUSH)
+    assert max(s.hop for s in plain.steps) == 2 and plain.stop_reason == "sufficient"

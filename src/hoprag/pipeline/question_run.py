@@ -140,7 +140,8 @@ class QuestionRun:
 
     def execute_plan(self, plan: Plan, seed_chunks: Sequence[str]) -> str:
         steps_of: dict[int, list[HopStep]] = {}
-        for layer in plan.layers():
+        layers = plan.layers()
+        for layer in layers:
             if self.hop >= self.cfg.max_hops:
                 return "max_hops"
             self.hop += 1
@@ -173,7 +174,9 @@ class QuestionRun:
             stop = self.budget_stop()
             if stop:
                 return stop
-            if self.hop >= 2 and self.sufficient():
+            # the judge speaks once the plan's lookups are done: a chain's first two passages can hold
+            # most of the question's words while its last lookup is still to be made
+            if self.hop >= 2 and layer is layers[-1] and self.sufficient():
                 return "sufficient"
         return ""
 
