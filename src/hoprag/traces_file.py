@@ -14,6 +14,7 @@ never share one file.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,20 +106,31 @@ def _torn_error(path: Path, torn: TornLine) -> InputError:
     )
 
 
-def read_trace_dicts(path: str | Path, *, lenient: bool = False) -> tuple[list[tuple[int, dict[str, Any]]], list[dict[str, Any]]]:
+def read_trace_dicts(
+    path: str | Path, *, lenient: bool = False, fast: Callable[[str], Any] | None = None
+) -> tuple[list[tuple[int, Any]], list[dict[str, Any]]]:
     """``(line, record)`` of every trace in ``path`` (headers skipped, case ids as strings), and what
     was excluded.
 
     A cut-off last line is an error naming it, or with ``lenient`` excluded and reported; a file
     whose first record is a case is refused. Other bad lines raise (the caller decides about records
-    that parse but are not valid traces).
+    that parse but are not valid traces). ``fast`` (e.g. :func:`hoprag.trace_json.trace_from_json_line`)
+    is offered every line after the first record: a line it reads comes back as its result instead of
+    a dict, any other line (``fast`` returns ``None``) is read as without it.
     """
     path = Path(path)
     torn = torn_last_line(path) if path.is_file() else None
-    records: list[tuple[int, dict[str, Any]]] = []
+    records: list[tuple[int, Any]] = []
     excluded: list[dict[str, Any]] = []
+
+    def after_first(line: str) -> Any:  # the first record is read as a dict: is it a case?
+        return fast(line) if records else None  # type: ignore[misc]
+
     try:
-        for number, obj in read_jsonl_dicts(path, WHAT, allow_empty=False):
+        for number, obj in read_jsonl_dicts(path, WHAT, allow_empty=False, fast=after_first if fast else None):
+            if type(obj) is not dict:
+                records.append((number, obj))
+                continue
             if is_header(obj):
                 continue
             if not records and looks_like_case(obj):

@@ -22,6 +22,7 @@ from hoprag.cli_llm import (
     llm_settings,
 )
 from hoprag.commands import ACL_LEVELS_OPT, CLEARANCE_OPT, EXECUTOR_OPT, WORKERS_OPT, caller_clearance
+from hoprag.gc_pause import collector_paused
 
 out = Console()
 err = Console(stderr=True)
@@ -61,6 +62,7 @@ def report_trace_problems(report: Any, *, strict: bool, excluded: int = 0) -> No
 
 def register(app: typer.Typer) -> None:
     @app.command("eval")
+    @collector_paused()  # reads, scores, writes and exits: see hoprag.gc_pause
     def eval_cmd(
         cases_file: Path = typer.Argument(..., help="cases.jsonl"),
         traces_file: Path = typer.Argument(..., help="traces.jsonl from any pipeline"),
@@ -187,6 +189,7 @@ def register(app: typer.Typer) -> None:
         out.print((out_dir / "ablations.md").read_text(encoding="utf-8"))
 
     @app.command("compare")
+    @collector_paused()
     def compare_cmd(
         run_a: Path = typer.Argument(..., help="baseline traces"),
         run_b: Path = typer.Argument(..., help="candidate traces"),

@@ -37,8 +37,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from hoprag.datasets.label_report import ERROR_KINDS, SPAN_MATCHES, WARNING_KINDS, LabelProblem, LabelReport
-from hoprag.datasets.schema import Case, find_cycle
+from hoprag.datasets.schema import Case, case_from_json_line, find_cycle
 from hoprag.errors import ConfigError
+from hoprag.gc_pause import collector_paused
 from hoprag.jsonl import read_jsonl_dicts
 from hoprag.records import Document
 
@@ -157,11 +158,17 @@ def read_cases_checked(path: str | Path) -> tuple[list[Case], list[LabelProblem]
 
     Cases that cannot be built at all, and repeated case ids, are left out (and reported).
     """
+    with collector_paused():
+        return _read_cases_checked(path)
+
+
+def _read_cases_checked(path: str | Path) -> tuple[list[Case], list[LabelProblem]]:
     cases: list[Case] = []
     problems: list[LabelProblem] = []
     seen: dict[str, int] = {}
-    for number, obj in read_jsonl_dicts(path, "cases file", allow_empty=False):
-        case, found = check_record(obj, source=str(path), line=number)
+    for number, obj in read_jsonl_dicts(path, "cases file", allow_empty=False, fast=case_from_json_line):
+        # a case read whole from its line is valid, so its raw record has no problem to report
+        case, found = (obj, []) if type(obj) is Case else check_record(obj, source=str(path), line=number)
         problems.extend(found)
         if case is None:
             continue

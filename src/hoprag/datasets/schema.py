@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
@@ -16,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hoprag.errors import InputError
+from hoprag.gc_pause import collector_paused
 from hoprag.jsonl import read_jsonl_dicts
 
 DISTRACTOR_ERROR_TYPES = (
@@ -199,6 +201,25 @@ def _format_validation_error(exc: ValidationError) -> tuple[str, str | None]:
     return first.get("msg", str(exc)), loc
 
 
+_LONE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def case_from_json_line(line: str) -> Case | None:
+    """The case a well-formed JSON line holds, parsed and validated in one call, or ``None``.
+
+    Strict: only a line whose every field has exactly its schema's JSON type is read here, so the
+    case equals ``case_from_dict(json.loads(line))``; any other line (a value that needs coercing,
+    an invalid case, malformed JSON, a surrogate escape) gives ``None``, and the caller reads it as
+    before, so its error is the one it always was.
+    """
+    if "\\u" in line and _LONE_SURROGATE.search(line):
+        return None
+    try:
+        return Case.model_validate_json(line, strict=True)
+    except (ValueError, RecursionError):  # pydantic's ValidationError is a ValueError
+        return None
+
+
 def case_from_dict(data: dict[str, Any], *, source: str = "<input>", line: int | None = None) -> Case:
     """Validate one case; errors name the file, line and field."""
     try:
@@ -218,10 +239,15 @@ def case_from_dict(data: dict[str, Any], *, source: str = "<input>", line: int |
 
 def load_cases(path: str | Path, *, allow_empty: bool = False) -> list[Case]:
     """Read a cases JSONL file; duplicate case ids are an error, and so is a file without cases."""
+    with collector_paused():
+        return _load_cases(path, allow_empty=allow_empty)
+
+
+def _load_cases(path: str | Path, *, allow_empty: bool) -> list[Case]:
     cases: list[Case] = []
     seen: dict[str, int] = {}
-    for number, obj in read_jsonl_dicts(path, "cases file", allow_empty=allow_empty):
-        case = case_from_dict(obj, source=str(path), line=number)
+    for number, obj in read_jsonl_dicts(path, "cases file", allow_empty=allow_empty, fast=case_from_json_line):
+        case = obj if type(obj) is Case else case_from_dict(obj, source=str(path), line=number)
         if case.case_id in seen:
             raise InputError(
                 f"duplicate case_id {case.case_id!r} (first on line {seen[case.case_id]})",

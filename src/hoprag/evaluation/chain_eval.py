@@ -53,7 +53,9 @@ from hoprag.evaluation.memo import evaluation_memo
 from hoprag.evaluation.runner import _aggregate_rows
 from hoprag.evaluation.stopping import summarize_profiles
 from hoprag.executors import Executor, LocalExecutor
+from hoprag.gc_pause import collector_paused
 from hoprag.records import Trace
+from hoprag.trace_json import trace_from_json_line
 from hoprag.traces_file import read_trace_dicts
 
 __all__ = ["LAYERS", "ChainReport", "ClaimRecall", "chain_measures", "evaluate_chains", "load_trace_file",
@@ -63,9 +65,17 @@ __all__ = ["LAYERS", "ChainReport", "ClaimRecall", "chain_measures", "evaluate_c
 def read_traces_lenient(path: str | Path) -> tuple[list[Trace], list[dict[str, Any]]]:
     """Read a trace file, excluding (and reporting) lines that cannot be read as a Trace and a
     last line cut off mid-write; the header line is skipped."""
-    records, excluded = read_trace_dicts(path, lenient=True)
+    with collector_paused():
+        return _read_traces_lenient(path)
+
+
+def _read_traces_lenient(path: str | Path) -> tuple[list[Trace], list[dict[str, Any]]]:
+    records, excluded = read_trace_dicts(path, lenient=True, fast=trace_from_json_line)
     traces: list[Trace] = []
     for number, obj in records:
+        if type(obj) is Trace:  # a well-formed line, already read (hoprag.trace_json)
+            traces.append(obj)
+            continue
         case_id = obj.get("case_id")
         if case_id is None or not str(case_id).strip():
             excluded.append({"source": str(path), "line": number, "reason": "trace has no case_id"})
@@ -158,7 +168,7 @@ def evaluate_chains(
     ``executor`` scores the cases in batches of ``batch_size`` (default: one batch per worker's share,
     see :func:`hoprag.evaluation.chain_scoring.case_batches`); the report does not depend on either.
     """
-    with evaluation_memo():
+    with evaluation_memo(), collector_paused():
         return _evaluate_chains(cases, traces, ks, oracle_traces=oracle_traces, corpus_ids=corpus_ids, context_k=context_k,
                                 judge=judge, dataset_version=dataset_version, exclusions=exclusions,
                                 label_report=label_report, executor=executor or LocalExecutor(), batch_size=batch_size)

@@ -20,6 +20,7 @@ from hoprag.evaluation.chain_eval import ChainReport, evaluate_chains
 from hoprag.evaluation.hops import chain_coverage
 from hoprag.evaluation.stats import cluster_of, paired_cluster_bootstrap
 from hoprag.evaluation.stopping import truncate_to_budget
+from hoprag.gc_pause import collector_paused
 from hoprag.records import Trace
 
 DEFAULT_METRICS = ("chain_coverage@{k}", "answer_f1", "latency_ms")
@@ -71,6 +72,23 @@ def compare_runs(
     equal_budget: bool = True,
 ) -> Comparison:
     """Paired differences B - A per metric with intervals; see the module doc."""
+    with collector_paused():
+        return _compare_runs(cases, traces_a, traces_b, k=k, metrics=metrics, cluster_by=cluster_by,
+                             resamples=resamples, seed=seed, equal_budget=equal_budget)
+
+
+def _compare_runs(
+    cases: Sequence[Case],
+    traces_a: Sequence[Trace],
+    traces_b: Sequence[Trace],
+    *,
+    k: int,
+    metrics: Sequence[str],
+    cluster_by: str,
+    resamples: int,
+    seed: int,
+    equal_budget: bool,
+) -> Comparison:
     a = evaluate_chains(cases, traces_a, ks=(k,))
     b = evaluate_chains(cases, traces_b, ks=(k,))
     clusters = [cluster_of(c, cluster_by) for c in cases]

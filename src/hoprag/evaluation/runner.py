@@ -27,7 +27,9 @@ from hoprag.errors import InputError
 from hoprag.evaluation.latency import percentile
 from hoprag.evaluation.measures import Measure, default_measures
 from hoprag.evaluation.memo import evaluation_memo
+from hoprag.gc_pause import collector_paused
 from hoprag.records import Trace
+from hoprag.trace_json import trace_from_json_line
 from hoprag.traces_file import read_trace_dicts
 
 GROUP_KEYS = ("question_type", "dataset")
@@ -41,10 +43,18 @@ def read_traces(path: str | Path) -> list[Trace]:
     A malformed line (a cut-off last line included), a missing or empty ``case_id``, a bad field or
     a cases file given as traces raises :class:`InputError` naming the file and line.
     """
+    with collector_paused():
+        return _read_traces(path)
+
+
+def _read_traces(path: str | Path) -> list[Trace]:
     source = str(path)
     traces: list[Trace] = []
-    records, _ = read_trace_dicts(path)
+    records, _ = read_trace_dicts(path, fast=trace_from_json_line)
     for number, obj in records:
+        if type(obj) is Trace:  # a well-formed line, already read (hoprag.trace_json)
+            traces.append(obj)
+            continue
         case_id = obj.get("case_id")
         if case_id is None or not str(case_id).strip():
             raise InputError(
@@ -144,7 +154,7 @@ def evaluate(
             duplicate_ids.append(trace.case_id)
         by_case[trace.case_id] = trace  # the last one wins
 
-    with evaluation_memo():
+    with evaluation_memo(), collector_paused():
         rows = [_row(case, by_case.get(case.case_id), chosen, labels) for case in known.values()]
     aggregate = _aggregate_rows(rows, chosen)
     aggregate["unknown_traces"] = unknown
