@@ -183,7 +183,8 @@ def _aggregate_rows(rows: Sequence[dict[str, Any]], measures: Sequence[Measure])
     out: dict[str, Any] = {"cases": len(rows), "missing_traces": sum(bool(r["missing_trace"]) for r in rows)}
     for measure in measures:
         label = str(measure)
-        values = [float(v) for v in map(itemgetter(label), rows) if v is not None]
+        # float() through map: this runs for every measure and every group, over every row
+        values = list(map(float, [v for v in map(itemgetter(label), rows) if v is not None]))
         for summary in measure.summaries:
             if summary == "mean":
                 out[label] = sum(values) / len(values) if values else None
