@@ -58,6 +58,8 @@ def lookups(question: str) -> list[str] | None:
             "Where was the singer who also recorded Blue Monday born?",
             ["singer who also recorded Blue Monday", "Where was born"],
         ),
+        # a copula's bare noun and its particle stay with the clause ("is part of")
+        ("Where is the district that Kestrel Vale is part of located?", ["district that Kestrel Vale is part of", "Where is located"]),
     ],
 )
 def test_nested_questions_become_chains(question: str, expected: list[str]) -> None:

@@ -217,6 +217,9 @@ def _verb_group(words: list[str]) -> tuple[list[str], list[str]]:
     elif i and i < len(words) and words[i].lower() in ("a", "an", "the"):
         # a copula's noun ("was a citizen", "is the capital"): the article and the noun after it
         i = min(i + 2, len(words))
+    elif i and i + 1 < len(words) and words[i].islower() and words[i + 1].lower() in _VERB_PARTICLES:
+        # a copula's bare noun and its particle ("is part of", "is home to")
+        i += 1
     while i < len(words) and words[i].lower() in _VERB_PARTICLES:
         i += 1
     return words[:i], words[i:]
