@@ -56,6 +56,7 @@ RUNS: dict[str, tuple[list[str], Callable[[str, Path], object], tuple]] = {
     "bm25.py": (["--quick", "--json"], last_json, ()),
     "chain_coverage.py": (["hotpotqa", HOTPOT, "--json"], last_json, ()),
     "eval.py": (["--quick", "--json", "{tmp}/eval.json"], json_file("eval.json"), ()),
+    "eval_executor.py": (["--quick", "--json", "{tmp}/executors.json"], json_file("executors.json"), (SLOW,)),
     "metrics.py": (["--queries", "200", "--hits", "20", "--repeat", "1"], printed("ratio hoprag/pytrec_eval"), ()),
     "pipeline.py": (["--quick", "--json"], last_json, ()),
     "dense.py": (["--embedders", "static", "--limit", "32", "--queries", "5", "--threads", "1", "--json"], last_json, (SLOW,)),
