@@ -60,6 +60,11 @@ def lookups(question: str) -> list[str] | None:
         ),
         # a copula's bare noun and its particle stay with the clause ("is part of")
         ("Where is the district that Kestrel Vale is part of located?", ["district that Kestrel Vale is part of", "Where is located"]),
+        # a comma ends a relative clause whose verb the rules do not know ("joins")
+        (
+            "Besides the continent of the river which the Ashby Brook joins, where did Kestrel Dynamics open offices?",
+            ["river which the Ashby Brook joins", "continent of", "Besides where did Kestrel Dynamics open offices"],
+        ),
     ],
 )
 def test_nested_questions_become_chains(question: str, expected: list[str]) -> None:

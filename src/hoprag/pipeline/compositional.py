@@ -175,6 +175,9 @@ def _own_words(words: list[str], joint: str) -> tuple[list[str], list[str]]:
                 cut = next((j for j, w in enumerate(rest) if _is_verb(w)), len(rest))
                 group, rest = group + rest[:cut], rest[cut:]
             return words[:i] + group, rest
+        if word.endswith(",") and i > joint_end:
+            # a comma before any verb the rules know ends the clause ("… the X River turns into, where …")
+            return [*words[:i], word.rstrip(",")], words[i + 1 :]
     return words, []
 
 
