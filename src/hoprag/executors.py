@@ -226,7 +226,8 @@ def _worker_error(exc: BaseException) -> HopragError:
         return cause
     what = f"{type(cause).__name__}: {cause}" if cause is not None else str(exc).splitlines()[0]
     return ExecutorError(f"a Ray worker failed ({what}). Fix: check that every node of the cluster has this "
-                         "hoprag installed and can read the index path (or run with --executor local)")
+                         "hoprag installed and (for run, ablate and index) can read the index path, or run with "
+                         "--executor local")
 
 
 def import_ray() -> Any:

@@ -2,7 +2,8 @@
 batches on two workers, and the JSON (every row, aggregate, group, failure count, exclusion and
 label report), the HTML report and the printed summary must be the local executor's, byte for byte,
 with ``--oracle``, ``--judge-calibration``, ``--corpus`` (label exclusions and missing sources),
-``--lenient`` and ``--strict``; local ``--workers 2`` threads give the same.
+``--lenient`` and ``--strict``; local ``--workers 2`` threads give the same, and a worker that fails is
+one error naming what failed.
 """
 
 from __future__ import annotations
@@ -159,3 +160,28 @@ def test_an_unreachable_ray_address_is_one_error_naming_ray_start(files, tmp_pat
     said = " ".join(done.stderr.split())
     assert done.returncode == 2 and "no Ray cluster answers at 127.0.0.1:9" in said and "ray start --head" in said
     assert "Traceback" not in done.stderr and not done.stdout.strip()
+
+
+class FailingJudge:
+    """A judge that fails on every claim (as a judge whose model cannot be reached would)."""
+
+    model_id = "failing"
+    prompt_version = "v0"
+
+    def judge(self, claim: str, evidence_text: str):
+        raise RuntimeError("judge down")
+
+
+def test_a_failing_worker_is_one_error_that_names_what_failed(enterprise, files):
+    from hoprag.evaluation.chain_eval import evaluate_chains
+    from hoprag.evaluation.runner import read_traces
+    from hoprag.executors import ExecutorError, RayExecutor
+
+    module = sys.modules[__name__]
+    ray.cloudpickle.register_pickle_by_value(module)  # the workers cannot import this test file
+    try:
+        with pytest.raises(ExecutorError, match=r"a Ray worker failed \(RuntimeError: judge down\).*--executor local"):
+            evaluate_chains(enterprise[1], read_traces(files["enterprise_traces"]), judge=FailingJudge(),
+                            executor=RayExecutor(workers=1))
+    finally:
+        ray.cloudpickle.unregister_pickle_by_value(module)
