@@ -8,9 +8,12 @@ and distractors, an evidence buffer, an answer with citations.
    bootstrap, then ``compare_runs``.
 2. The command line, as a user runs it, from process start to exit: ``hoprag eval CASES TRACES
    --json OUT`` and ``hoprag compare A B --cases CASES --json OUT`` on the files written to a
-   temporary folder (wall and CPU seconds of the child process).
+   temporary folder (wall and CPU seconds of the child process, the best of ``--repeat`` runs).
+   With ``--peer-src DIR`` each command also runs with the ``hoprag`` package of another source tree
+   (e.g. ``git worktree add /tmp/before HEAD~3`` then ``--peer-src /tmp/before/src``), alternating
+   with this one, and its JSON output is compared with this tree's.
 
-    python bench/eval.py [--cases 10000] [--json OUT] [--quick]
+    python bench/eval.py [--cases 10000] [--json OUT] [--quick] [--command-line-only] [--repeat N] [--peer-src DIR]
 
 The issue's bar: ``hoprag eval`` on 10,000 cases <= 10 s.
 """
@@ -21,7 +24,6 @@ import argparse
 import json
 import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -92,29 +94,48 @@ def in_process(cases, a, b) -> dict:
             "failures": {k: v for k, v in report.failures.items() if v}}
 
 
-def timed_command(args: list[str]) -> dict:
-    """Wall and CPU seconds of one ``hoprag`` child process, from its start to its exit."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+def timed_command(args: list[str], src: str | None = None) -> dict:
+    """Wall and CPU seconds of one ``hoprag`` child process, from its start to its exit (``src``: the
+    source tree whose ``hoprag`` package it runs; default this one)."""
+    env = dict(os.environ, PYTHONPATH=src) if src else None
     t0 = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "hoprag.cli", *args], capture_output=True, text=True)
+    child = subprocess.Popen([sys.executable, "-m", "hoprag.cli", *args], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(child.pid, 0)  # this child's own rusage, however many ran before it
     wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise SystemExit(f"hoprag {args[0]} failed: {done.stderr[-800:]}")
-    return {"wall_s": wall, "cpu_s": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
-            "peak_rss_mib": after.ru_maxrss / 1024}
+    errors = child.stderr.read().decode("utf-8", "replace") if child.stderr else ""
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise SystemExit(f"hoprag {args[0]} failed ({code}): {errors[-800:]}")
+    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_mib": usage.ru_maxrss / 1024}
 
 
-def command_line(cases, a, b, work: Path) -> dict:
+def _best(runs: list[dict]) -> dict:
+    best = min(runs, key=lambda r: r["cpu_s"])
+    return {**best, "runs": runs}
+
+
+def command_line(cases, a, b, work: Path, *, repeat: int = 1, peer_src: str | None = None) -> dict:
     cases_file, a_file, b_file = work / "cases.jsonl", work / "a.jsonl", work / "b.jsonl"
     cases_file.write_text("".join(c.to_json() + "\n" for c in cases), encoding="utf-8")
     for path, traces in ((a_file, a), (b_file, b)):
         path.write_text("".join(json.dumps(t.to_dict()) + "\n" for t in traces), encoding="utf-8")
-    return {
-        "eval": timed_command(["eval", str(cases_file), str(b_file), "--json", str(work / "eval.json")]),
-        "compare": timed_command(["compare", str(a_file), str(b_file), "--cases", str(cases_file),
-                                  "--json", str(work / "compare.json")]),
+    commands = {
+        "eval": lambda out: ["eval", str(cases_file), str(b_file), "--json", str(out)],
+        "compare": lambda out: ["compare", str(a_file), str(b_file), "--cases", str(cases_file), "--json", str(out)],
     }
+    figures: dict = {}
+    for name, argv in commands.items():
+        ours, peers = [], []
+        for _ in range(repeat):  # alternating, so both trees see the same load
+            if peer_src:
+                peers.append(timed_command(argv(work / f"{name}.peer.json"), peer_src))
+            ours.append(timed_command(argv(work / f"{name}.json")))
+        figures[name] = _best(ours)
+        if peer_src:
+            peer = figures[f"{name}_peer"] = _best(peers)
+            peer["same_json"] = (work / f"{name}.json").read_bytes() == (work / f"{name}.peer.json").read_bytes()
+    return figures
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -122,26 +143,36 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--cases", type=int, default=10_000, help="number of cases (bar: 10,000)")
     parser.add_argument("--json", type=Path, help="write the figures here as JSON")
     parser.add_argument("--quick", action="store_true", help="a tiny run (100 cases) that only checks the bench starts")
+    parser.add_argument("--command-line-only", action="store_true", help="skip the in-process timings")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each command (the least CPU time is reported)")
+    parser.add_argument("--peer-src", help="also run each command with the hoprag package of this source tree")
     args = parser.parse_args(argv)
     n = 100 if args.quick else args.cases
     rng = random.Random(7)
     cases = make_cases(n)
     a = [make_trace(c, rng, 0.5) for c in cases]
     b = [make_trace(c, rng, 0.7) for c in cases]
-    figures = {"cases": n, "cpus": os.cpu_count(), "load_average_1m": os.getloadavg()[0],
-               "in_process": in_process(cases, a, b)}
+    figures = {"cases": n, "cpus": os.cpu_count(), "load_average_1m": os.getloadavg()[0]}
+    if not args.command_line_only:
+        figures["in_process"] = p = in_process(cases, a, b)
+        print(f"{n} cases: full evaluation (all metrics, failures, conditional recall) {p['evaluation_s']:.2f} s")
+        print(f"second run + 2,000-resample paired cluster bootstrap ({p['bootstrap_clusters']} clusters) "
+              f"{p['second_run_and_bootstrap_s']:.2f} s")
+        print(f"compare_runs (two full evaluations + 5 bootstraps x 2,000) {p['compare_runs_s']:.2f} s")
     with tempfile.TemporaryDirectory() as tmp:
-        figures["command_line"] = command_line(cases, a, b, Path(tmp))
-    p, c = figures["in_process"], figures["command_line"]
-    print(f"{n} cases: full evaluation (all metrics, failures, conditional recall) {p['evaluation_s']:.2f} s")
-    print(f"second run + 2,000-resample paired cluster bootstrap ({p['bootstrap_clusters']} clusters) "
-          f"{p['second_run_and_bootstrap_s']:.2f} s")
-    print(f"compare_runs (two full evaluations + 5 bootstraps x 2,000) {p['compare_runs_s']:.2f} s")
+        figures["command_line"] = c = command_line(cases, a, b, Path(tmp), repeat=max(1, args.repeat),
+                                                   peer_src=args.peer_src)
     for name in ("eval", "compare"):
-        row = c[name]
-        print(f"hoprag {name:<8} process start to exit: {row['wall_s']:.2f} s wall, {row['cpu_s']:.2f} s CPU, "
-              f"peak RSS {row['peak_rss_mib']:.0f} MiB" + ("  (bar: <= 10 s at 10,000 cases)" if name == "eval" else ""))
-    print(f"(load average {figures['load_average_1m']:.1f} on {figures['cpus']} CPUs)")
+        for key, who in ((f"{name}_peer", "peer tree"), (name, "this tree")):
+            if key not in c:
+                continue
+            row = c[key]
+            same = "" if "same_json" not in row else f", JSON {'identical' if row['same_json'] else 'DIFFERENT'}"
+            print(f"hoprag {name:<8} ({who}) process start to exit: {row['wall_s']:.2f} s wall, {row['cpu_s']:.2f} s CPU, "
+                  f"peak RSS {row['peak_rss_mib']:.0f} MiB{same}" + ("  (bar: <= 10 s at 10,000 cases)" if key == "eval" else ""))
+    figures["load_average_1m_end"] = os.getloadavg()[0]
+    print(f"(load average {figures['load_average_1m']:.1f} at the start, {figures['load_average_1m_end']:.1f} at the end, "
+          f"on {figures['cpus']} CPUs)")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2), encoding="utf-8")
     return figures
