@@ -22,12 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from hoprag.acl import ClearancePolicy
+from hoprag.acl import ClearancePolicy, visible_corpus
 from hoprag.errors import ConfigError, IndexLoadError
+from hoprag.index.entities import title_key
 from hoprag.index.open import open_index
 from hoprag.index.pg_build import build_pg_index
 from hoprag.index.store import IndexConfig, build_index
 from hoprag.ingest.loaders import load_corpora
+from hoprag.pipeline.text import Analyzer
 from hoprag.records import Document, Hit
 
 pytestmark = pytest.mark.integration
@@ -197,6 +199,28 @@ def test_excluded_chunks_are_never_returned(index, mode: str) -> None:
     assert not {h.chunk_id for h in again} & set(dropped)
 
 
+def _view(index, level: str | None):
+    return visible_corpus(index.chunks, index.documents, ClearancePolicy().clearance(level) if level else None)
+
+
+def test_a_term_only_in_a_hidden_document_has_no_frequency_for_a_lower_caller(index) -> None:
+    """'forestry' and the title 'Order Form - Project Tamarack' are written in contract-38 only (restricted)."""
+    everything, documents = _view(index, None)
+    holding = [c for c in everything.values() if "forestry" in c.text.lower()]
+    assert holding and {c.doc_id for c in holding} == {"contract-38"}
+    term = Analyzer()("forestry")[0]
+    key = title_key(documents["contract-38"].title)
+    for level, df, titled in ((None, len(holding), True), ("restricted", len(holding), True),
+                              ("internal", 0, False), ("public", 0, False)):
+        chunks, docs = _view(index, level)
+        assert chunks.term_stats.df(term) == df, level
+        assert (key in docs.title_keys()) is titled, level
+        assert ("contract-38" in docs) is titled and (holding[0].id in chunks) is titled
+    public, _ = _view(index, "public")
+    shown = sum(1 for c in everything.values() if documents[c.doc_id].acl == "public")
+    assert public.term_stats.count == len(public) == shown == len(list(public)) < len(everything)
+
+
 # --- the two stores against each other -------------------------------------------------------------
 
 
@@ -205,6 +229,32 @@ def test_same_documents_and_chunks(local_index, postgres_index) -> None:
     assert postgres_index.chunks == local_index.chunks
     assert list(postgres_index.chunks) == list(local_index.chunks)
     assert postgres_index.manifest.corpus_hash == local_index.manifest.corpus_hash
+
+
+@pytest.mark.parametrize("level", [None, "public", "internal", "restricted"])
+def test_views_term_frequencies_and_title_keys_are_the_same(local_index, postgres_index, level) -> None:
+    """What the multi-hop engine reads of a caller's corpus: the same in both stores, hyphenated terms
+    (counted by the chunks holding all their parts), one-letter and unseen terms included."""
+    (ours, our_docs), (theirs, their_docs) = _view(local_index, level), _view(postgres_index, level)
+    assert (len(ours), len(our_docs)) == (len(theirs), len(their_docs))
+    assert list(ours) == list(theirs) and list(our_docs) == list(their_docs)
+    assert dict(ours.items()) == dict(theirs.items()) and dict(our_docs.items()) == dict(their_docs.items())
+    every_chunk, every_doc = list(local_index.chunks), list(local_index.documents)
+    assert [c in ours for c in every_chunk] == [c in theirs for c in every_chunk]
+    assert [ours.get(c) for c in every_chunk] == [theirs.get(c) for c in every_chunk]
+    assert [our_docs.get(d) for d in every_doc] == [their_docs.get(d) for d in every_doc]
+    analyze = Analyzer()
+    terms = sorted({t for q in (*QUERIES, "POL-08 v2, SUP-2290 and KP-214: a spider-man b zzyzx") for t in analyze(q)})
+    assert {"pol-08", "sup-2290", "spider-man", "b"} <= set(terms)
+    assert [ours.term_stats.df(t) for t in terms] == [theirs.term_stats.df(t) for t in terms]
+    if level is None:  # the hyphenated ids are written in the corpus; one letter and 'zzyzx' never are
+        assert theirs.term_stats.df("pol-08") > 0 and theirs.term_stats.df("sup-2290") > 0
+        assert theirs.term_stats.df("b") == theirs.term_stats.df("zzyzx") == 0
+    assert ours.term_stats.count == theirs.term_stats.count
+    keys = sorted({title_key(d.title) for d in local_index.documents.values()} | {"no such title", ""})
+    our_keys, their_keys = our_docs.title_keys(), their_docs.title_keys()
+    assert [k in our_keys for k in keys] == [k in their_keys for k in keys]
+    assert set(our_keys) == set(their_keys) and bool(our_keys) == bool(their_keys)
 
 
 @pytest.mark.parametrize("level", [None, "public", "internal"])

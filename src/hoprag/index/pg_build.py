@@ -20,6 +20,7 @@ from hoprag import __version__
 from hoprag.acl import acl_counts
 from hoprag.errors import ConfigError, EmptyCorpusError, InputError
 from hoprag.index.bm25 import index_text
+from hoprag.index.entities import title_key
 from hoprag.index.filters import FILTER_FIELDS
 from hoprag.index.pg_schema import PG_FORMAT, Connections, PgTarget, index_ddl, parse_target, quote, schema_ddl
 from hoprag.index.store import DenseInfo, IndexConfig, IndexManifest, config_hash, corpus_hash
@@ -162,8 +163,9 @@ def _load(conn: Any, target: PgTarget, manifest: IndexManifest, docs: list[Docum
         with conn.transaction():
             for statement in index_ddl(stage, dim):
                 conn.execute(statement)
-        for table in ("chunks", "postings", "documents", "terms"):  # statistics, and the visibility map
-            conn.execute(f"VACUUM (ANALYZE) {staged}.{table}")          # index-only scans need
+        # statistics for the planner, and the visibility map index-only scans need
+        for table in ("chunks", "postings", "documents", "terms", "term_levels", "title_keys"):
+            conn.execute(f"VACUUM (ANALYZE) {staged}.{table}")
         if progress:
             progress("write", 2, 3)
         with conn.transaction():
@@ -192,10 +194,11 @@ def _copy_rows(conn: Any, s: str, manifest: IndexManifest, docs: list[Document],
     conn.execute(f"INSERT INTO {s}.manifest (id, format, body, chunk_count, avgdl) VALUES (1, %s, %s::jsonb, %s, %s)",
                  (PG_FORMAT, manifest.model_dump_json(), n, avgdl))
     doc_pos = {d.id: i for i, d in enumerate(docs)}
-    with conn.cursor().copy(f"COPY {s}.documents (pos, id, title, acl_level, fkeys, body) FROM STDIN") as copy:
+    with conn.cursor().copy(f"COPY {s}.documents (pos, id, title, acl_level, fkeys, body, size) FROM STDIN") as copy:
         for i, d in enumerate(docs):
+            body = json.dumps(d.to_dict(), ensure_ascii=False)
             copy.write_row((i, d.id, d.title, acl_level(d.acl), json.dumps(filter_keys(d), ensure_ascii=False),
-                            json.dumps(d.to_dict(), ensure_ascii=False)))
+                            body, len(body)))
     columns = 'pos, id, doc_pos, doc_id, start, "end", index, text, length' + (", embedding" if vectors is not None else "")
     with conn.cursor().copy(f"COPY {s}.chunks ({columns}) FROM STDIN") as copy:
         for i, c in enumerate(chunks):
@@ -203,12 +206,29 @@ def _copy_rows(conn: Any, s: str, manifest: IndexManifest, docs: list[Document],
             if vectors is not None:
                 row += ("[" + ",".join(map(repr, vectors[i].tolist())) + "]",)
             copy.write_row(row)
+    doc_levels = [acl_level(d.acl) for d in docs]
+    chunk_levels = [doc_levels[doc_pos[c.doc_id]] for c in chunks]
+    # document frequencies overall and per acl level (a clearance sums the levels it may see)
     df: Counter[str] = Counter()
-    for tf in counts:
+    df_by_level: dict[str, Counter[str]] = {level: Counter() for level in dict.fromkeys(doc_levels)}
+    for tf, level in zip(counts, chunk_levels):
         df.update(tf.keys())
+        df_by_level[level].update(tf.keys())
     with conn.cursor().copy(f"COPY {s}.terms (id, term, df, idf) FROM STDIN") as copy:
         for term, tid in vocab.items():
             copy.write_row((tid, term, df[term], 0.0))
+    with conn.cursor().copy(f"COPY {s}.term_levels (term_id, acl_level, df) FROM STDIN") as copy:
+        for level, found in df_by_level.items():
+            for term, count in found.items():
+                copy.write_row((vocab[term], level, count))
+    docs_per_level, chunks_per_level = Counter(doc_levels), Counter(chunk_levels)
+    with conn.cursor().copy(f"COPY {s}.acl_levels (acl_level, documents, chunks) FROM STDIN") as copy:
+        for level in df_by_level:
+            copy.write_row((level, docs_per_level[level], chunks_per_level[level]))
+    with conn.cursor().copy(f"COPY {s}.title_keys (key, doc_pos) FROM STDIN") as copy:
+        for i, d in enumerate(docs):
+            if d.title:
+                copy.write_row((title_key(d.title), i))
     # Lucene's idf, from the stored document frequencies (Kamphuis et al., ECIR 2020)
     conn.execute(f"UPDATE {s}.terms SET idf = ln(1 + (%s - df + 0.5) / (df + 0.5))", (n,))
     postings = sorted((vocab[term], pos, count) for pos, tf in enumerate(counts) for term, count in tf.items())

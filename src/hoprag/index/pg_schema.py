@@ -11,12 +11,16 @@ renamed in one transaction). The schema holds:
 
 ``manifest``   one row: the layout version, the :class:`~hoprag.index.store.IndexManifest` JSON
                and the BM25 statistics
-``documents``  one row per document (``pos`` = corpus order), its JSON, its ``acl`` level and the
-               string keys filters match (``fkeys``: field → values)
+``documents``  one row per document (``pos`` = corpus order), its JSON (and that JSON's length),
+               its ``acl`` level and the string keys filters match (``fkeys``: field → values)
 ``chunks``     one row per chunk (``pos`` = retrieval order), offsets, text, token count and, with
                dense vectors, a pgvector ``embedding`` column with an HNSW index (inner product)
 ``terms``      the vocabulary: term, document frequency and idf
 ``postings``   (term, chunk, term frequency, chunk length), written in term order, keyed by term
+``term_levels`` (term, acl level, document frequency among that level's chunks): a clearance's
+               frequencies without a pass over the postings
+``acl_levels`` documents and chunks per acl level: a clearance view's size
+``title_keys`` (link key of a document's title, document): known titles looked up by key
 
 Passwords never reach a message: every URL shown is :func:`display_url`'s.
 """
@@ -47,8 +51,9 @@ __all__ = [
 ]
 
 SCHEMES = ("postgresql://", "postgres://")
-#: the layout of an index schema (bumped when its tables change; independent of local index formats)
-PG_FORMAT = 1
+#: the layout of an index schema (bumped when its tables change; independent of local index formats);
+#: 2 added ``term_levels``, ``acl_levels``, ``title_keys`` and the documents' ``size``
+PG_FORMAT = 2
 SCHEMA_PREFIX = "hoprag_idx_"
 DEFAULT_NAME = "default"
 _NAME = re.compile(r"^[a-z0-9_]{1,32}$")
@@ -187,7 +192,7 @@ def schema_ddl(schema: str, dim: int | None) -> list[str]:
         f"CREATE TABLE {s}.manifest (id int PRIMARY KEY, format int NOT NULL, body jsonb NOT NULL, "
         "chunk_count int NOT NULL, avgdl float8 NOT NULL)",
         f"CREATE TABLE {s}.documents (pos int PRIMARY KEY, id text NOT NULL UNIQUE, title text NOT NULL, "
-        "acl_level text NOT NULL, fkeys jsonb NOT NULL, body jsonb NOT NULL)",
+        "acl_level text NOT NULL, fkeys jsonb NOT NULL, body jsonb NOT NULL, size int NOT NULL)",
         f"CREATE TABLE {s}.chunks (pos int PRIMARY KEY, id text NOT NULL UNIQUE, doc_pos int NOT NULL, "
         'doc_id text NOT NULL, start int NOT NULL, "end" int NOT NULL, index int NOT NULL, text text NOT NULL, '
         f"length int NOT NULL{embedding})",
@@ -195,6 +200,9 @@ def schema_ddl(schema: str, dim: int | None) -> list[str]:
         # the chunk's length rides along so scoring reads the postings alone (an index-only scan)
         f"CREATE TABLE {s}.postings (term_id int NOT NULL, chunk_pos int NOT NULL, tf int NOT NULL, "
         "length int NOT NULL)",
+        f"CREATE TABLE {s}.term_levels (term_id int NOT NULL, acl_level text NOT NULL, df int NOT NULL)",
+        f"CREATE TABLE {s}.acl_levels (acl_level text PRIMARY KEY, documents int NOT NULL, chunks int NOT NULL)",
+        f"CREATE TABLE {s}.title_keys (key text NOT NULL, doc_pos int NOT NULL)",
     ]
 
 
@@ -203,7 +211,9 @@ def index_ddl(schema: str, dim: int | None) -> list[str]:
     s = quote(schema)
     statements = [f"CREATE INDEX ON {s}.chunks (doc_pos)",
                   f"ALTER TABLE {s}.postings ADD PRIMARY KEY (term_id, chunk_pos)",
-                  f"CREATE INDEX ON {s}.postings (term_id) INCLUDE (chunk_pos, tf, length)"]
+                  f"CREATE INDEX ON {s}.postings (term_id) INCLUDE (chunk_pos, tf, length)",
+                  f"ALTER TABLE {s}.term_levels ADD PRIMARY KEY (term_id, acl_level)",
+                  f"CREATE INDEX ON {s}.title_keys (key) INCLUDE (doc_pos)"]
     if dim:
         statements.append(f"CREATE INDEX ON {s}.chunks USING hnsw (embedding vector_ip_ops)")
     return statements

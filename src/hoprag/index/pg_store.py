@@ -32,15 +32,21 @@ from hoprag.errors import ConfigError, IndexLoadError
 from hoprag.index.base import Filters, Retriever
 from hoprag.index.filters import FILTER_FIELDS
 from hoprag.index.hybrid import HybridRetriever
+from hoprag.index.pg_corpus import PgChunks, PgCorpus, PgDocuments
 from hoprag.index.pg_schema import PG_FORMAT, Connections, PgTarget, parse_target, quote
 from hoprag.index.store import DENSE_FIX, MODES, DenseInfo, IndexManifest, config_hash
-from hoprag.records import Chunk, Document, Hit
+from hoprag.records import Chunk, Hit
 
 __all__ = ["PG_BACKENDS", "PgBM25Retriever", "PgDenseRetriever", "PgIndex", "open_pg_index", "where_clause"]
 
 PG_BACKENDS = ("hnsw", "exact")
 _SCALARS = (str, int, float, bool)
-_HIT_COLUMNS = 'c.pos, c.id, c.doc_id, c.start, c."end", d.title'
+#: documents up to this many characters of JSON come along with their hits (longer ones are read when asked for)
+SMALL_DOCUMENT = 8192
+# a hit's columns, then the rest of its chunk (text, index, acl level) and a small document, for the
+# corpus's cache: the engine and rendering read them next
+_HIT_COLUMNS = ('c.pos, c.id, c.doc_id, c.start, c."end", d.title, c.text, c.index, d.acl_level, '
+                f"CASE WHEN d.size <= {SMALL_DOCUMENT} THEN d.body::text END")
 _QUERY_CACHE = 2048
 
 
@@ -79,9 +85,13 @@ def where_clause(filters: Filters | None, exclude: Collection[str], clearance: C
     return (" AND ".join(parts) if parts else "TRUE"), params
 
 
-def _hits(rows: Iterable[tuple[Any, ...]], retriever: str) -> list[Hit]:
+def _hits(rows: list[tuple[Any, ...]], retriever: str, corpus: PgCorpus) -> list[Hit]:
+    """The hits of ranked rows; their chunks are kept, as the engine and rendering read them next."""
+    corpus.remember_chunks((Chunk(cid, did, text, start, end, index), level)
+                           for _pos, cid, did, start, end, _title, text, index, level, _body, _score in rows)
+    corpus.remember_documents((did, body, level) for _pos, _cid, did, *_hit, level, body, _score in rows)
     return [Hit(cid, did, float(score), rank, retriever, start, end, title)
-            for rank, (_pos, cid, did, start, end, title, score) in enumerate(rows, start=1)]
+            for rank, (_pos, cid, did, start, end, title, *_chunk, score) in enumerate(rows, start=1)]
 
 
 class PgBM25Retriever:
@@ -134,7 +144,7 @@ class PgBM25Retriever:
         with self.index.pool.borrow() as conn:
             sql = self._open_sql if not params else self._sql.replace("{where}", where)
             rows = conn.execute(sql, args).fetchall()
-        return _hits(rows, self.name)
+        return _hits(rows, self.name, self.index.corpus)
 
     def retrieve_many(self, queries: Iterable[str], k: int = 10, **options: Any) -> list[list[Hit]]:
         """``retrieve`` for each query, same filters, exclusions and clearance."""
@@ -156,11 +166,16 @@ class PgDenseRetriever:
         self.min_score = min_score
         self.backend = backend
         s = quote(index.target.schema)
-        base = f"SELECT {_HIT_COLUMNS}, -(c.embedding <#> %s::vector) AS score FROM {s}.chunks c JOIN {s}.documents d ON d.pos = c.doc_pos WHERE {{where}}"
+        base = (f"SELECT c.pos, -(c.embedding <#> %s::vector) AS score FROM {s}.chunks c "
+                f"JOIN {s}.documents d ON d.pos = c.doc_pos WHERE {{where}}")
+        # the k best positions first, then their rows: the hit columns are read for k chunks, not for
+        # every chunk an exact scan sorts
+        rows = (f"SELECT {_HIT_COLUMNS}, s.score FROM ({{ranked}}) s JOIN {s}.chunks c ON c.pos = s.pos "
+                f"JOIN {s}.documents d ON d.pos = c.doc_pos ORDER BY s.score DESC, c.pos")
         # ordering by the bare distance lets the planner walk the HNSW index; ordering by the negated
         # score and the chunk position cannot use it, so that query is an exact scan
-        self._hnsw_sql = base + " ORDER BY c.embedding <#> %s::vector LIMIT %s"
-        self._exact_sql = base + " ORDER BY score DESC, c.pos LIMIT %s"
+        self._hnsw_sql = rows.replace("{ranked}", base + " ORDER BY c.embedding <#> %s::vector LIMIT %s")
+        self._exact_sql = rows.replace("{ranked}", base + " ORDER BY score DESC, c.pos LIMIT %s")
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -207,9 +222,9 @@ class PgDenseRetriever:
                     rows = conn.execute(self._hnsw_sql.replace("{where}", where), [literal, *params, literal, k]).fetchall()
                 if len(rows) == k:
                     rows.sort(key=lambda r: (-r[-1], r[0]))
-                    return _hits(rows, self.name)
+                    return _hits(rows, self.name, self.index.corpus)
             rows = conn.execute(self._exact_sql.replace("{where}", where), [literal, *params, k]).fetchall()
-        return _hits(rows, self.name)
+        return _hits(rows, self.name, self.index.corpus)
 
     def retrieve_many(self, queries: Iterable[str], k: int = 10, **options: Any) -> list[list[Hit]]:
         """``retrieve`` for each query, same filters, exclusions and clearance."""
@@ -219,41 +234,23 @@ class PgDenseRetriever:
 class PgIndex:
     """An index read from PostgreSQL; the same surface as :class:`~hoprag.index.store.LoadedIndex`.
 
-    ``documents`` and ``chunks`` (which engines read for bridges and rendering) are fetched on
-    first use; retrieval itself never loads the corpus into the process.
+    ``documents`` and ``chunks`` are read-only mappings that look rows up when asked for
+    (:mod:`hoprag.index.pg_corpus`); neither retrieval nor the engine loads the corpus.
     """
 
-    def __init__(self, target: PgTarget, pool: Connections, manifest: IndexManifest, avgdl: float) -> None:
+    def __init__(self, target: PgTarget, pool: Connections, manifest: IndexManifest, avgdl: float,
+                 level_counts: dict[str, tuple[int, int]] | None = None) -> None:
         self.target = target
         self.pool = pool
         self.manifest = manifest
         self.avgdl = avgdl
         self.directory = target.display  # what messages and manifests show for "where the index is"
+        self.corpus = PgCorpus(pool, target.schema, documents=manifest.document_count, chunks=manifest.chunk_count,
+                               level_counts=level_counts or {}, tokenizer=manifest.config.tokenizer())
+        self.documents = PgDocuments(self.corpus)
+        self.chunks = PgChunks(self.corpus)
         self.bm25 = PgBM25Retriever(self)
-        self._documents: dict[str, Document] | None = None
-        self._chunks: dict[str, Chunk] | None = None
         self._dense: PgDenseRetriever | None = None
-        self._lock = threading.Lock()
-
-    @property
-    def documents(self) -> dict[str, Document]:
-        with self._lock:
-            if self._documents is None:
-                with self.pool.borrow() as conn:
-                    rows = conn.execute(f"SELECT body FROM {quote(self.target.schema)}.documents ORDER BY pos").fetchall()
-                self._documents = {d.id: d for d in (Document.from_dict(r[0]) for r in rows)}
-            return self._documents
-
-    @property
-    def chunks(self) -> dict[str, Chunk]:
-        with self._lock:
-            if self._chunks is None:
-                with self.pool.borrow() as conn:
-                    rows = conn.execute(
-                        f'SELECT id, doc_id, text, start, "end", index FROM {quote(self.target.schema)}.chunks ORDER BY pos'
-                    ).fetchall()
-                self._chunks = {r[0]: Chunk(*r) for r in rows}
-            return self._chunks
 
     @property
     def has_dense(self) -> bool:
@@ -316,10 +313,13 @@ def open_pg_index(url: str) -> PgIndex:
             pool.close()
             raise IndexLoadError(f"{target.display}: no index named '{target.name}' in this database. Fix: {fix}")
         row = conn.execute(f"SELECT format, body, avgdl FROM {quote(target.schema)}.manifest WHERE id = 1").fetchone()
+        if row is not None and row[0] == PG_FORMAT:
+            levels = conn.execute(f"SELECT acl_level, documents, chunks FROM {quote(target.schema)}.acl_levels").fetchall()
     if row is None or row[0] != PG_FORMAT:
         pool.close()
         raise IndexLoadError(f"{target.display}: index layout {row[0] if row else 'unknown'}, this hoprag reads "
-                             f"{PG_FORMAT}. Fix: {fix}")
+                             f"{PG_FORMAT}. Fix: rebuild it from its corpus with "
+                             f"`hoprag index CORPUS --store {target.display}`")
     _, body, avgdl = row
     try:
         manifest = IndexManifest.model_validate(body)
@@ -329,4 +329,4 @@ def open_pg_index(url: str) -> PgIndex:
     if config_hash(manifest.config) != manifest.config_hash:
         pool.close()
         raise IndexLoadError(f"{target.display}: the index was written by an incompatible hoprag. Fix: {fix}")
-    return PgIndex(target, pool, manifest, float(avgdl))
+    return PgIndex(target, pool, manifest, float(avgdl), {lvl: (d, c) for lvl, d, c in levels})
