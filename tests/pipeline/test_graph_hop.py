@@ -121,6 +121,23 @@ def test_the_engine_records_every_graph_step_as_a_retrieval_call(hotpot_index) -
     assert all(s.bridge.get("graph") is None for c in result.cases for s in plain.answer(c.query).steps)
 
 
+def test_the_graph_hop_proposes_beside_a_plans_last_lookup(hotpot_index) -> None:
+    result, index = hotpot_index
+    case = next(c for c in result.cases if c.query.startswith("What other country does the league"))
+    trace = make_engine("multihop", index).answer(case.query)
+    assert len(trace.plan["sub_queries"]) == 2  # a nested question: two dependent lookups, hops 1 and 2
+    planned = [s for s in trace.steps if s.bridge.get("order") == 2]
+    graph = [s for s in trace.steps if s.bridge.get("graph") == "ppr"]
+    assert planned and graph and graph[0].hop == planned[0].hop == 2
+    # it walks from what was held before the hop: the first lookup's passages, not the hop's own finds
+    seeds = {c for c, _ in graph[0].bridge["seed_chunks"]}
+    assert seeds <= {c for s in trace.steps if s.hop == 1 for c in s.selected}
+    assert trace.steps.index(graph[0]) > max(trace.steps.index(s) for s in planned)
+    # without the graph the same plan runs with no graph step
+    plain = make_engine("multihop", index, graph=False).answer(case.query)
+    assert not [s for s in plain.steps if s.bridge.get("graph")]
+
+
 def test_graph_asked_of_an_index_without_one_is_refused(tmp_path) -> None:
     result = import_dataset("hotpotqa", [DATA / "hotpotqa_dev_slice.json"])
     build_index(result.documents, tmp_path / "plain", IndexConfig(graph=False))

@@ -151,6 +151,11 @@ class QuestionRun:
                 self.frontier = self.hold(step)
                 continue
             self.emit("searching", "; ".join(s.query for s in layer))
+            # the plan's last dependent lookup is a bridge hop too: the graph hop proposes beside it,
+            # from what is held before the layer's retrievals (earlier layers only follow the plan, since
+            # proposals there pair with first-hop passages and crowd out the chain's own links)
+            last_lookup = layer is layers[-1] and any(sub.depends_on for sub in layer)
+            proposal = self._graph_proposal() if last_lookup else None
             # Conditioning may call a model: the sub-queries of one layer are conditioned concurrently.
             jobs = self.engine.map(lambda sub: (sub, self._queries_for(sub, steps_of)), layer)
             flat = [(sub, conditioned) for sub, queries in jobs for conditioned in queries]
@@ -168,6 +173,10 @@ class QuestionRun:
                 step = self.step(sub_query=sub.query, issued=conditioned.query, hits=hits, keep=keep, depends_on=depends, bridge=bridge)
                 steps_of.setdefault(sub.order, []).append(step)
                 new.extend(self.hold(step))
+            if proposal is not None:
+                graph_step = self._graph_step(proposal)
+                if graph_step.selected:
+                    new.extend(self.hold(graph_step))
             self.frontier = new
             if not self.held:
                 return "no_evidence"
