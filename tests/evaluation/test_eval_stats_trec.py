@@ -41,6 +41,18 @@ def _trace(case_id: str, docs: list[str]) -> Trace:
     return Trace("r", case_id, "q", evidence=ev)
 
 
+@pytest.mark.parametrize("clusters,resamples", [(1, 50), (3, 2000), (999, 1200), (10_000, 300), (1_500_000, 3)])
+def test_replicates_drawn_in_blocks_equal_one_draw_of_them_all(clusters: int, resamples: int) -> None:
+    from hoprag.evaluation.stats import _replicate_means
+
+    data = np.random.default_rng(5)
+    sums, counts = data.normal(size=clusters), data.integers(1, 4, size=clusters).astype(float)
+    draws = np.random.default_rng(11).integers(0, clusters, size=(resamples, clusters))
+    expected = sums[draws].sum(axis=1) / counts[draws].sum(axis=1)
+    got = _replicate_means(sums, counts, resamples, np.random.default_rng(11))
+    assert got.tobytes() == expected.tobytes()  # the same floats, bit for bit
+
+
 def test_trec_round_trip_through_pytrec_eval(tmp_path: Path) -> None:
     pytrec_eval = pytest.importorskip("pytrec_eval")
     cases = [CASES["ent-003"], CASES["ent-014"]]

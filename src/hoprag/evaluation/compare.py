@@ -18,6 +18,7 @@ from typing import Any
 from hoprag.datasets.schema import Case
 from hoprag.evaluation.chain_eval import ChainReport, evaluate_chains
 from hoprag.evaluation.hops import chain_coverage
+from hoprag.evaluation.memo import evaluation_memo
 from hoprag.evaluation.stats import cluster_of, paired_cluster_bootstrap
 from hoprag.evaluation.stopping import truncate_to_budget
 from hoprag.gc_pause import collector_paused
@@ -72,7 +73,8 @@ def compare_runs(
     equal_budget: bool = True,
 ) -> Comparison:
     """Paired differences B - A per metric with intervals; see the module doc."""
-    with collector_paused():
+    # one memo for both runs and the budget cut: what is derived from a case alone is derived once
+    with collector_paused(), evaluation_memo():
         return _compare_runs(cases, traces_a, traces_b, k=k, metrics=metrics, cluster_by=cluster_by,
                              resamples=resamples, seed=seed, equal_budget=equal_budget)
 

@@ -142,11 +142,19 @@ def first_cover(case: Case, positioned: Iterable[tuple[int, Hit | Evidence | Loc
         if not spans:
             best = min([best, *(p for p, _, _ in found)])
         elif found:
-            latest = max(min((p for p, a, b in found if overlaps(a, b, span)), default=math.inf) for span in spans)
-            best = min(best, latest)
+            best = min(best, max(_earliest_overlap(found, span) for span in spans))
         if best != math.inf:
             out[fact_id] = int(best)
     return out
+
+
+def _earliest_overlap(found: Iterable[tuple[int, int, int]], span: Span) -> float:
+    """The smallest position among ``(position, start, end)`` items overlapping ``span`` (inf if none):
+    :func:`overlaps` written out, as this is the innermost loop of every coverage measure."""
+    s, e = span.start, span.end
+    if s == e:
+        return min((p for p, a, b in found if a <= s < b), default=math.inf)
+    return min((p for p, a, b in found if max(a, s) < min(b, e)), default=math.inf)
 
 
 def covered_within(cover: Mapping[str, int], cutoff: float) -> set[str]:

@@ -54,8 +54,10 @@ def has_chains(case: Case) -> bool:
 
 
 def supporting_passages(case: Case) -> list[set[str]]:
-    """Per valid chain, the distinct source documents of its facts."""
-    return [{case.facts[f].source_id for f in chain} for chain in case.valid_chains if chain]
+    """Per valid chain, the distinct source documents of its facts; shared within an evaluation (six
+    measures ask), so callers must not mutate it."""
+    return memoized("supporting_passages", (case,),
+                    lambda: [{case.facts[f].source_id for f in chain} for chain in case.valid_chains if chain])
 
 
 def _found_docs(trace: Trace, k: int) -> set[str]:
