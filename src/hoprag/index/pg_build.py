@@ -19,6 +19,7 @@ from typing import Any
 from hoprag import __version__
 from hoprag.acl import acl_counts
 from hoprag.errors import ConfigError, EmptyCorpusError, InputError
+from hoprag.index.bloom import BloomFilter
 from hoprag.index.bm25 import index_text
 from hoprag.index.entities import title_key
 from hoprag.index.filters import FILTER_FIELDS
@@ -225,10 +226,12 @@ def _copy_rows(conn: Any, s: str, manifest: IndexManifest, docs: list[Document],
     with conn.cursor().copy(f"COPY {s}.acl_levels (acl_level, documents, chunks) FROM STDIN") as copy:
         for level in df_by_level:
             copy.write_row((level, docs_per_level[level], chunks_per_level[level]))
+    keys = [(title_key(d.title), i) for i, d in enumerate(docs) if d.title]
     with conn.cursor().copy(f"COPY {s}.title_keys (key, doc_pos) FROM STDIN") as copy:
-        for i, d in enumerate(docs):
-            if d.title:
-                copy.write_row((title_key(d.title), i))
+        for row in keys:
+            copy.write_row(row)
+    titles = BloomFilter.of(key for key, _ in keys)
+    conn.execute(f"INSERT INTO {s}.title_filter (hashes, bits) VALUES (%s, %s)", (titles.hashes, titles.bits))
     # Lucene's idf, from the stored document frequencies (Kamphuis et al., ECIR 2020)
     conn.execute(f"UPDATE {s}.terms SET idf = ln(1 + (%s - df + 0.5) / (df + 0.5))", (n,))
     postings = sorted((vocab[term], pos, count) for pos, tf in enumerate(counts) for term, count in tf.items())

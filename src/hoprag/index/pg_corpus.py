@@ -12,7 +12,9 @@ asked for, and the corpus is never read into the process (the counterpart of
   tokens, as :class:`~hoprag.index.term_stats.TermStats` does from the local matrix); under a
   clearance, from ``term_levels`` (frequency per term and level, written at build) summed over the
   visible levels, so a hidden document never changes what a lower caller's weights are.
-- ``documents.title_keys()`` answers ``key in keys`` from the indexed ``title_keys`` table.
+- ``documents.title_keys()`` answers ``key in keys`` from the indexed ``title_keys`` table, after
+  the build's Bloom filter of the keys (read on first use: 10 bits a title) has ruled out most
+  candidates that are no title without a query.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection, ItemsView, Iterable, Iterator, Mapping, ValuesView
 from typing import Any
 
+from hoprag.index.bloom import BloomFilter
 from hoprag.index.pg_schema import Connections, quote
 from hoprag.index.tokenize import Tokenizer
 from hoprag.records import Chunk, Document
@@ -78,6 +81,7 @@ class PgCorpus:
         # per term / title key, over every level: each view sums or tests the levels it may see
         self._frequencies: dict[str, dict[str, int]] = {}
         self._titled: dict[str, frozenset[str]] = {}
+        self._title_filter: BloomFilter | None = None  # read on the first title lookup
 
     def narrowed(self, current: Levels, allows: Callable[[str], bool]) -> Levels:
         """The levels of ``current`` that ``allows`` accepts (``None`` again when that is every level)."""
@@ -202,7 +206,13 @@ class PgCorpus:
             "GROUP BY d.acl_level", [parts, len(parts)]))
 
     def has_title_key(self, key: str, levels: Levels) -> bool:
-        """Whether a document of the view has a title with link key ``key``."""
+        """Whether a document of the view has a title with link key ``key`` (the Bloom filter rules
+        most keys out without a query)."""
+        if self._title_filter is None:
+            hashes, bits = self.rows(f"SELECT hashes, bits FROM {self.s}.title_filter")[0]
+            self._title_filter = BloomFilter(bits, hashes)
+        if key not in self._title_filter:
+            return False
         titled = self._titled.get(key)
         if titled is None:
             titled = frozenset(level for (level,) in self.rows(

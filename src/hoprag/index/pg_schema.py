@@ -21,6 +21,8 @@ renamed in one transaction). The schema holds:
                frequencies without a pass over the postings
 ``acl_levels`` documents and chunks per acl level: a clearance view's size
 ``title_keys`` (link key of a document's title, document): known titles looked up by key
+``title_filter`` one row: a Bloom filter of the title keys (:mod:`hoprag.index.bloom`), so a key
+               that is no title costs no lookup
 
 Passwords never reach a message: every URL shown is :func:`display_url`'s.
 """
@@ -52,7 +54,7 @@ __all__ = [
 
 SCHEMES = ("postgresql://", "postgres://")
 #: the layout of an index schema (bumped when its tables change; independent of local index formats);
-#: 2 added ``term_levels``, ``acl_levels``, ``title_keys`` and the documents' ``size``
+#: 2 added ``term_levels``, ``acl_levels``, ``title_keys``, ``title_filter`` and the documents' ``size``
 PG_FORMAT = 2
 SCHEMA_PREFIX = "hoprag_idx_"
 DEFAULT_NAME = "default"
@@ -203,6 +205,7 @@ def schema_ddl(schema: str, dim: int | None) -> list[str]:
         f"CREATE TABLE {s}.term_levels (term_id int NOT NULL, acl_level text NOT NULL, df int NOT NULL)",
         f"CREATE TABLE {s}.acl_levels (acl_level text PRIMARY KEY, documents int NOT NULL, chunks int NOT NULL)",
         f"CREATE TABLE {s}.title_keys (key text NOT NULL, doc_pos int NOT NULL)",
+        f"CREATE TABLE {s}.title_filter (hashes int NOT NULL, bits bytea NOT NULL)",
     ]
 
 
