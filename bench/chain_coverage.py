@@ -14,6 +14,7 @@ from pathlib import Path
 
 from hoprag.datasets.importers import import_dataset
 from hoprag.evaluation.runner import evaluate
+from hoprag.evaluation.support import passage_recall
 from hoprag.index.store import IndexConfig, build_index, load_index
 from hoprag.ingest.chunking import CHUNKING_MODES, ChunkConfig
 from hoprag.pipeline.factory import make_engine
@@ -38,8 +39,13 @@ def main() -> None:
             engine = make_engine(name, index)
             traces = [engine.answer(c.query, case_id=c.case_id) for c in result.cases]
             evaluation = evaluate(result.cases, traces, ks=(args.k,))
+            by_id = {t.case_id: t for t in traces}
+            recall = {c.case_id: passage_recall(c, by_id[c.case_id], args.k) for c in result.cases}
+            rows = [{**row, "passage_recall": recall[row["case_id"]]} for row in evaluation.cases]
             scores[name] = {
                 "all": evaluation.aggregate[f"chain_coverage@{args.k}"],
+                "recall": sum(recall.values()) / max(len(recall), 1),
+                "recall_by_hops": _by_hops(rows, "passage_recall"),
                 "by_type": {t: a[f"chain_coverage@{args.k}"] for t, a in evaluation.aggregate_by("question_type").items()},
                 "by_hops": _by_hops(evaluation.cases, f"chain_coverage@{args.k}"),
             }
@@ -53,6 +59,8 @@ def main() -> None:
         "chunking": args.chunking,
         "by_type": {t: (scores["single"]["by_type"].get(t), v) for t, v in scores["multihop"]["by_type"].items()},
         "by_hops": {h: (scores["single"]["by_hops"][h], v) for h, v in scores["multihop"]["by_hops"].items()},
+        f"passage_recall@{args.k}": {name: scores[name]["recall"] for name in scores},
+        "recall_by_hops": {h: (scores["single"]["recall_by_hops"][h], v) for h, v in scores["multihop"]["recall_by_hops"].items()},
     }
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -63,8 +71,12 @@ def main() -> None:
     )
     for qtype, (s, m) in sorted(summary["by_type"].items()):
         print(f"  {qtype:>20}: single {s:.3f} · multihop {m:.3f}")
+    recall = summary[f"passage_recall@{args.k}"]
+    print(f"  {'passage_recall@' + str(args.k):>20}: single {recall['single']:.3f} · multihop {recall['multihop']:.3f}")
     for hops, (s, m) in sorted(summary["by_hops"].items()):
-        print(f"  {hops:>20}: single {s[0]:.3f} · multihop {m[0]:.3f} ({m[1]} questions)")
+        rs, rm = summary["recall_by_hops"][hops]
+        print(f"  {hops:>20}: single {s[0]:.3f} · multihop {m[0]:.3f} ({m[1]} questions); "
+              f"passage_recall single {rs[0]:.3f} · multihop {rm[0]:.3f}")
 
 
 def _by_hops(rows: list[dict], measure: str) -> dict[str, tuple[float, int]]:

@@ -135,13 +135,15 @@ def render(results: dict) -> str:
         cells = [f"{rows[x]['chain_coverage@5']:.3f}" for x in ("single", "multihop", "multihop+graph")]
         cells += [f"{rows[x]['passage_recall@5']:.3f}" for x in ("single", "multihop", "multihop+graph")]
         lines.append(f"| {name} | {r['questions']} | {r['passages']:,} | " + " | ".join(cells) + " |")
-    lines += ["", "| sample | split | n | single cov@5 | multi-hop cov@5 | + graph cov@5 |", "|---|---|---:|---:|---:|---:|"]
+    lines += ["", "| sample | split | n | single cov@5 | multi-hop cov@5 | + graph cov@5 | single R@5 | + graph R@5 |",
+              "|---|---|---:|---:|---:|---:|---:|---:|"]
     for name, r in results.items():
         for kind in ("by_type", "by_hops"):
             for group, g in r["rows"]["multihop+graph"][kind].items():
                 s, m = r["rows"]["single"][kind][group], r["rows"]["multihop"][kind][group]
                 label = group if kind == "by_type" else f"{group} facts"
-                lines.append(f"| {name} | {label} | {g['n']} | {s['cov']:.3f} | {m['cov']:.3f} | {g['cov']:.3f} |")
+                lines.append(f"| {name} | {label} | {g['n']} | {s['cov']:.3f} | {m['cov']:.3f} | {g['cov']:.3f} | "
+                             f"{s['recall']:.3f} | {g['recall']:.3f} |")
     lines += ["", "| sample | chunks | build s (no graph) | build s (graph) | ratio | CPU s (no graph) | CPU s (graph) | "
               "CPU ratio | graph entities | graph KiB | multi-hop p50 ms | + graph p50 ms | latency ratio |",
               "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
