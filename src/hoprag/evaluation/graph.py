@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from operator import attrgetter
 
 from hoprag.datasets.schema import Case, find_cycle
 from hoprag.errors import InputError
@@ -32,6 +33,8 @@ from hoprag.evaluation.matching import (
 )
 from hoprag.evaluation.memo import memoized
 from hoprag.records import Evidence, Hit, Trace
+
+BY_RANK = attrgetter("rank")  # the sort key of a step's hits (stable: ties keep their stored order)
 
 
 def check_case(case: Case, *, source: str | None = None, line: int | None = None) -> None:
@@ -130,7 +133,7 @@ def step_candidates(trace: Trace, k: int | None = None) -> list[Hit]:
     """The first ``k`` hits (by rank) of every step, whatever its call position; all hits if ``k`` is None."""
     hits: list[Hit] = []
     for step in trace.steps:
-        ranked = sorted(step.hits, key=lambda h: h.rank)
+        ranked = sorted(step.hits, key=BY_RANK)
         hits.extend(ranked if k is None else ranked[:k])
     return hits
 
@@ -157,7 +160,7 @@ def step_cover(case: Case, trace: Trace, hop: int | None = None) -> dict[str, in
         positioned: list[tuple[int, Hit]] = []
         for step in trace.steps:
             if hop is None or step.hop == hop:
-                positioned.extend(enumerate(sorted(step.hits, key=lambda h: h.rank), start=1))
+                positioned.extend(enumerate(sorted(step.hits, key=BY_RANK), start=1))
         return first_cover(case, positioned)
 
     return memoized(f"step_cover:{hop}", (case, trace), compute)

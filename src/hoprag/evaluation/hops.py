@@ -21,7 +21,7 @@ starting fact.
 from __future__ import annotations
 
 from hoprag.datasets.schema import Case
-from hoprag.evaluation.graph import evidence_cover, fact_layers, step_cover
+from hoprag.evaluation.graph import BY_RANK, evidence_cover, fact_layers, step_cover
 from hoprag.evaluation.matching import covered_within
 from hoprag.evaluation.memo import memoized
 from hoprag.records import Hit, Trace
@@ -67,7 +67,7 @@ def hop1_candidates(trace: Trace, k: int) -> list[Hit]:
     hits: list[Hit] = []
     for step in trace.steps:
         if step.hop == 1:
-            hits.extend(sorted(step.hits, key=lambda h: h.rank)[:k])
+            hits.extend(sorted(step.hits, key=BY_RANK)[:k])
     return hits
 
 

@@ -42,7 +42,7 @@ def memoized(name: str, objects: tuple[object, ...], compute: Callable[[], T]) -
     memo = _ACTIVE.get()
     if memo is None:
         return compute()
-    key = (name, *map(id, objects))
+    key = (name, id(objects[0])) if len(objects) == 1 else (name, *map(id, objects))
     entry = memo.get(key)
     if entry is not None:  # the entry holds its objects, so no other object can have their ids
         return entry[1]
