@@ -140,7 +140,7 @@ def score_batch(scorer: ScoringState, batch: CaseBatch) -> list[ScoredCase]:
     config = scorer.scoring
     with evaluation_memo():
         present = [t for t in batch.traces if t is not None]
-        base = evaluate(batch.cases, present, config.ks, measures=scorer.measures)
+        base = evaluate(batch.cases, present, config.ks, measures=scorer.measures, aggregate=False)  # rows only
         out: list[ScoredCase] = []
         for index, (case, row) in enumerate(zip(batch.cases, base.cases)):
             trace = batch.traces[index]

@@ -28,7 +28,6 @@ from hoprag.evaluation.matching import (
     covered_facts,
     covered_within,
     first_cover,
-    locate,
     overlaps,
 )
 from hoprag.evaluation.memo import memoized
@@ -117,14 +116,17 @@ def chain_fact_ids(case: Case) -> set[str]:
 
 def item_relevant(case: Case, item: Hit | Evidence | Located, facts: Iterable[str]) -> bool:
     """Whether one item is relevant to (overlaps) at least one of ``facts``; see the module doc."""
-    loc = item if isinstance(item, Located) else locate(item)
+    # the fields locate() gives, read without building a Located (this runs per entry and fact)
+    where = item if isinstance(item, Located) else item.hit if isinstance(item, Evidence) else item
+    doc, start, end = where.doc_id, where.start, where.end
+    located = start is not None and end is not None
     for fact_id in facts:
         fact = case.facts[fact_id]
-        if fact.source_id != loc.doc_id or fact.source_id.startswith(MISSING_SOURCE_PREFIX):
+        if fact.source_id != doc or fact.source_id.startswith(MISSING_SOURCE_PREFIX):
             continue
-        if not fact.spans or not loc.has_offsets:
+        if not fact.spans or not located:
             return True
-        if any(overlaps(loc.start, loc.end, span) for span in fact.spans):  # type: ignore[arg-type]
+        if any(overlaps(start, end, span) for span in fact.spans):  # type: ignore[arg-type]
             return True
     return False
 

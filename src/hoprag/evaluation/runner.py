@@ -123,8 +123,12 @@ def evaluate(
     ks: Iterable[int] = (2, 5, 10),
     *,
     measures: Sequence[Measure] | None = None,
+    aggregate: bool = True,
 ) -> EvalResult:
-    """Score ``traces`` against ``cases`` with ``measures`` (default: :func:`default_measures(ks)`)."""
+    """Score ``traces`` against ``cases`` with ``measures`` (default: :func:`default_measures(ks)`).
+
+    ``aggregate=False`` leaves out the measures' aggregates (only the trace counts are given), for
+    a caller that aggregates the rows of several calls itself."""
     ks = tuple(ks)
     chosen = tuple(measures) if measures is not None else tuple(default_measures(ks))
     labels = [str(m) for m in chosen]
@@ -156,12 +160,12 @@ def evaluate(
 
     with evaluation_memo(), collector_paused():
         rows = [_row(case, by_case.get(case.case_id), chosen, labels) for case in known.values()]
-    aggregate = _aggregate_rows(rows, chosen)
-    aggregate["unknown_traces"] = unknown
-    aggregate["duplicate_traces"] = duplicates
+    totals = _aggregate_rows(rows, chosen) if aggregate else {}
+    totals["unknown_traces"] = unknown
+    totals["duplicate_traces"] = duplicates
     datasets = sorted({str(c.dataset) for c in known.values() if c.dataset is not None})
     config = {"ks": list(ks), "measures": labels, "datasets": datasets}
-    return EvalResult(aggregate=aggregate, cases=rows, measures=chosen, config=config,
+    return EvalResult(aggregate=totals, cases=rows, measures=chosen, config=config,
                       unknown_case_ids=tuple(dict.fromkeys(unknown_ids)),
                       duplicate_case_ids=tuple(dict.fromkeys(duplicate_ids)))
 
@@ -183,8 +187,10 @@ def _aggregate_rows(rows: Sequence[dict[str, Any]], measures: Sequence[Measure])
     out: dict[str, Any] = {"cases": len(rows), "missing_traces": sum(bool(r["missing_trace"]) for r in rows)}
     for measure in measures:
         label = str(measure)
-        # float() through map: this runs for every measure and every group, over every row
-        values = list(map(float, [v for v in map(itemgetter(label), rows) if v is not None]))
+        # C loops (this runs for every measure and every group, over every row): the column, and
+        # the N/A values dropped only when there are some
+        column = list(map(itemgetter(label), rows))
+        values = list(map(float, [v for v in column if v is not None] if None in column else column))
         for summary in measure.summaries:
             if summary == "mean":
                 out[label] = sum(values) / len(values) if values else None
