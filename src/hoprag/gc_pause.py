@@ -5,7 +5,8 @@ that stay alive until the evaluation ends. Each allocation burst makes the colle
 container the process holds, looking for reference cycles these trees of records never form: at
 10,000 cases that walking was about half of ``hoprag eval``'s CPU time. Reference counting still
 frees everything as usual while the collector is paused; only garbage caught in a cycle waits for
-the next collection, which runs as soon as the outermost pause ends.
+the next collection, which runs as soon as the outermost pause ends. The collector has one switch
+per process, so a pause in one thread holds for all of them until it ends.
 """
 
 from __future__ import annotations
