@@ -93,7 +93,7 @@ def test_graph_is_deterministic_and_round_trips(tmp_path: Path, hotpot) -> None:
     size = save_graph(first, tmp_path / "g")
     assert size == sum(p.stat().st_size for p in (tmp_path / "g").iterdir())
     loaded = load_graph(tmp_path / "g")
-    assert loaded.keys == first.keys and loaded.chunk_ids == first.chunk_ids
+    assert loaded.keys == first.keys and tuple(loaded.chunk_ids) == first.chunk_ids
     assert (loaded.entity_chunk != first.entity_chunk).nnz == 0
     assert (loaded.chunk_chunk != first.chunk_chunk).nnz == 0
 
@@ -103,7 +103,7 @@ def test_index_builds_the_graph_records_it_and_loads_it_lazily(tmp_path: Path, h
     info = manifest.graph
     assert info is not None and info.chunks == manifest.chunk_count
     assert info.entities > 0 and info.mentions >= info.entities and info.bytes > 0 and info.build_seconds >= 0
-    assert (tmp_path / "idx" / GRAPH_DIR / "entity_chunk.npz").is_file()
+    assert (tmp_path / "idx" / GRAPH_DIR / "entity_chunk.indptr.npy").is_file()
     index = load_index(tmp_path / "idx")
     assert index._graph is None  # nothing read until first use
     graph = index.graph
@@ -131,3 +131,39 @@ def test_a_damaged_graph_is_an_index_load_error(tmp_path: Path, hotpot) -> None:
     index = load_index(tmp_path / "idx")
     with pytest.raises(IndexLoadError, match="entity graph unreadable.*Fix: rebuild the index"):
         _ = index.graph
+
+
+def test_the_graph_opens_memory_mapped_with_the_index_positions_as_its_columns(tmp_path: Path, hotpot) -> None:
+    build_index(hotpot.documents, tmp_path / "idx")
+    graph = load_index(tmp_path / "idx").graph
+    assert isinstance(graph.mentions.indices, np.memmap) and isinstance(graph.links.indptr, np.memmap)
+    # the ids file and the index's own positions give the same column order, so the index maps ids
+    # to columns without a dictionary of every id
+    stored = load_graph(tmp_path / "idx" / GRAPH_DIR)
+    assert tuple(graph.chunk_ids) == tuple(stored.chunk_ids)
+    assert all(graph.position(c) == i for i, c in enumerate(stored.chunk_ids))
+    assert graph.position("no-such-chunk") is None
+    # the transpose written at build time is the transpose of the mentions
+    assert (graph.entity_chunk.T.tocsr() != graph.mentioned.to_scipy()).nnz == 0
+    assert list(graph.mentioned.row(0)) == sorted(np.flatnonzero(graph.entity_chunk.toarray()[:, 0]))
+
+
+def test_a_format_1_graph_is_refused_with_the_rebuild_command(tmp_path: Path, hotpot) -> None:
+    import json
+
+    from scipy import sparse
+
+    build_index(hotpot.documents, tmp_path / "idx")
+    directory = tmp_path / "idx" / GRAPH_DIR
+    graph = load_graph(directory)
+    for path in directory.glob("*.npy"):
+        path.unlink()
+    sparse.save_npz(directory / "entity_chunk.npz", graph.entity_chunk, compressed=False)
+    with pytest.raises(IndexLoadError, match="format 1.*Fix: rebuild the index"):
+        load_graph(directory)
+    manifest_path = tmp_path / "idx" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    del manifest["graph"]["format"]  # what a manifest written before format 2 holds
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(IndexLoadError, match="format 1; this version reads format 2.*Fix: rebuild the index"):
+        _ = load_index(tmp_path / "idx").graph

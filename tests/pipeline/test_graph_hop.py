@@ -18,6 +18,7 @@ from hoprag.ingest.chunking import ChunkConfig, chunk_document
 from hoprag.ingest.loaders import load_corpora
 from hoprag.pipeline.factory import make_engine
 from hoprag.pipeline.graph_hop import GraphHop, personalized_pagerank, transition_matrix
+from hoprag.pipeline.local_ppr import EPSILON, forward_push
 from hoprag.records import Document
 
 pytestmark = pytest.mark.unit
@@ -66,7 +67,7 @@ def test_the_graph_hop_walks_the_entity_chunk_graph_as_the_dense_reference_does(
     }
     chunks = [c for d in docs.values() for c in chunk_document(d, ChunkConfig())]
     graph, _ = build_entity_graph(chunks, docs)
-    hop = GraphHop(graph, damping=0.5, iterations=500, tolerance=1e-14)
+    hop = GraphHop(graph, damping=0.5, epsilon=1e-14)
     proposal = hop.propose("Where was the drummer of Rush born?", {"b#0": 1.0}, limit=2, top=10)
     assert proposal is not None
     # seeds: the question's entity "rush" (specificity 1/2) and the held chunk, half each
@@ -80,12 +81,61 @@ def test_the_graph_hop_walks_the_entity_chunk_graph_as_the_dense_reference_does(
     expected = dense_ppr(adjacency, seed, 0.5)
     ranked = dict(proposal.ranked)
     for chunk_id, position in graph.chunk_index.items():
-        assert ranked.get(chunk_id, 0.0) == pytest.approx(expected[n_e + position], abs=1e-12)
+        assert ranked.get(chunk_id, 0.0) == pytest.approx(expected[n_e + position], abs=1e-11)
     # the held chunk is never proposed; the best other chunks are, best first, with their parent
     proposed = [c for c, _ in proposal.proposed]
     assert "b#0" not in proposed and proposed[0] == "a#0"
     assert proposal.parents["a#0"] == "b#0"
     assert [s for _, s in proposal.proposed] == sorted((s for _, s in proposal.proposed), reverse=True)
+
+
+def test_forward_push_meets_the_dense_fixed_point_and_stays_in_the_seeds_component() -> None:
+    # two components: the weighted cycle of the test above (nodes 0-4, 5 without edges) and a pair 6-7
+    a = np.zeros((8, 8))
+    for i, j, w in [(0, 1, 1.0), (1, 2, 2.0), (2, 3, 1.0), (3, 0, 0.5), (0, 2, 1.0), (3, 4, 3.0), (6, 7, 1.0)]:
+        a[i, j] = a[j, i] = w
+    rows = sparse.csr_matrix(a)
+    seen: list[int] = []
+
+    def edges(nodes):
+        seen.extend(nodes.tolist())
+        owner = np.repeat(np.arange(len(nodes)), np.diff(rows.indptr)[nodes])
+        at = np.concatenate([np.arange(rows.indptr[u], rows.indptr[u + 1]) for u in nodes])
+        return owner, rows.indices[at].astype(np.int64), rows.data[at]
+
+    def floor(nodes):
+        return np.zeros(len(nodes))  # no bound known: every node with residual is expanded once
+
+    seed = {0: 0.7, 3: 0.3}
+    expected = dense_ppr(a, np.array([0.7, 0, 0, 0.3, 0, 0, 0, 0]), 0.5)
+    nodes, scores = forward_push(edges, floor, 8, seed, damping=0.5, epsilon=1e-13)
+    assert set(nodes) <= {0, 1, 2, 3, 4} and set(seen) <= {0, 1, 2, 3, 4}  # never the other component
+    np.testing.assert_allclose(scores, expected[nodes], rtol=0, atol=1e-11)
+    # coarse epsilon: fewer rounds, and the scores stay lower bounds of the fixed point
+    coarse_nodes, coarse = forward_push(edges, floor, 8, seed, damping=0.5, epsilon=1e-2)
+    assert np.all(coarse <= expected[coarse_nodes] + 1e-15)
+    # a seed without edges keeps (1 - d) of its mass and passes none on, as in the power iteration
+    lone_nodes, lone = forward_push(edges, floor, 8, {5: 1.0}, damping=0.5)
+    assert list(lone_nodes) == [5] and lone[0] == pytest.approx(0.5)
+
+
+class PowerIterationHop(GraphHop):
+    """The walk the local push replaced: power iteration over the whole graph."""
+
+    def __init__(self, graph, **kw) -> None:
+        super().__init__(graph, **kw)
+        keep = sparse.diags((self.chunk_visible if self.chunk_visible is not None else np.ones(graph.n_chunks)).astype(float))
+        mentions = graph.entity_chunk.astype(float) @ keep
+        links = keep @ graph.chunk_chunk.astype(float) @ keep
+        self.transition_t = transition_matrix(sparse.bmat([[None, mentions], [mentions.T, links]], format="csr"))
+
+    def walk(self, seed):
+        vector = np.zeros(self.transition_t.shape[0])
+        for node, mass in seed.items():
+            vector[node] = mass
+        scores = personalized_pagerank(self.transition_t, vector)
+        nodes = np.flatnonzero(scores > 0)
+        return nodes, scores[nodes]
 
 
 @pytest.fixture(scope="module")
@@ -119,6 +169,26 @@ def test_the_engine_records_every_graph_step_as_a_retrieval_call(hotpot_index) -
     plain = make_engine("multihop", index, graph=False)
     assert plain.graph_hop is None and plain.config_hash != engine.config_hash
     assert all(s.bridge.get("graph") is None for c in result.cases for s in plain.answer(c.query).steps)
+
+
+def test_the_local_walk_proposes_what_the_power_iteration_proposes(hotpot_index) -> None:
+    result, index = hotpot_index
+    engine = make_engine("multihop", index)
+    calls = []
+    propose = engine.graph_hop.propose
+    engine.graph_hop.propose = lambda q, held, **kw: calls.append((q, dict(held), kw)) or propose(q, held, **kw)
+    for case in result.cases:
+        engine.answer(case.query)
+    assert calls
+    reference, local = PowerIterationHop(index.graph), GraphHop(index.graph)
+    for question, held, kw in calls:
+        want, got = reference.propose(question, held, **kw), local.propose(question, held, **kw)
+        assert [c for c, _ in got.proposed] == [c for c, _ in want.proposed]
+        assert got.seed_entities == want.seed_entities and got.seed_chunks == want.seed_chunks
+        assert got.parents == want.parents
+        scores = dict(want.ranked)
+        for chunk_id, score in got.ranked:  # lower bounds, within what the threshold leaves behind
+            assert score <= scores.get(chunk_id, 0.0) + 1e-9 and score == pytest.approx(scores[chunk_id], abs=50 * EPSILON)
 
 
 def test_the_graph_hop_proposes_beside_a_plans_last_lookup(hotpot_index) -> None:
@@ -174,13 +244,32 @@ def test_the_graph_never_proposes_or_reveals_a_chunk_above_the_clearance(enterpr
     visible = [c.id for c in index.chunks.values() if c.doc_id not in hidden_docs]
     hop = GraphHop(graph, visible=visible)
     everything = GraphHop(graph)
+    # the walk never even reads an edge into a hidden chunk (not just: scores them zero afterwards)
+    hidden_nodes = {hop.n_entities + graph.position(c) for c in hidden_chunks}
+    entered: set[int] = set()
+    edges = hop._edges
+
+    def recording(nodes):
+        found = edges(nodes)
+        entered.update(found[1].tolist())
+        return found
+
+    hop._edges = recording
+    # a clearance's stored view carries its mask over index positions: the same walk as the id list
+    view = index.chunks.visible(clearance.allows)
+    by_mask = GraphHop(graph, visible=view)
+    assert by_mask.chunk_visible is not None and by_mask.chunk_visible.sum() == len(visible)
     leaked_without_mask = False
     for case in cases:
         # seed with every hidden chunk too: a seed the caller may not see is ignored
         held = {c: 1.0 for c in visible[:3]} | {c: 1.0 for c in sorted(hidden_chunks)[:3]}
         proposal = hop.propose(case.query, held, limit=5, top=50)
+        same = by_mask.propose(case.query, held, limit=5, top=50)
+        assert (same is None) == (proposal is None)
         if proposal is None:
             continue
+        assert same.ranked == proposal.ranked and same.proposed == proposal.proposed
+        assert not entered & hidden_nodes, case.case_id
         named = {c for c, _ in proposal.ranked} | {c for c, _ in proposal.proposed} | {c for c, _ in proposal.seed_chunks}
         assert not named & hidden_chunks, case.case_id
         entities = {k for k, _ in proposal.top_entities} | {k for k, _ in proposal.seed_entities}
@@ -197,3 +286,17 @@ def test_the_graph_never_proposes_or_reveals_a_chunk_above_the_clearance(enterpr
     for trace in traces:
         assert {h.doc_id for s in trace.steps for h in s.hits} <= {d.id for d in documents} - hidden_docs
         assert detector.find_in(trace.to_dict()) == set(), trace.case_id
+
+
+@pytest.mark.integration
+def test_ask_with_the_graph_hop_imports_no_scipy(enterprise, tmp_path) -> None:
+    import subprocess
+    import sys
+
+    _, index, cases = enterprise
+    boot = ("import sys\nfrom hoprag.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print('scipy' in sys.modules, [m for m in ('scipy', 'bm25s') if m in sys.modules])\n")
+    done = subprocess.run([sys.executable, "-c", boot, "ask", str(index.directory), cases[0].query, "--graph"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "False []", done.stdout + done.stderr

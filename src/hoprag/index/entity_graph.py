@@ -16,11 +16,14 @@ An entity held by more than ``max(min_cap, max_share × chunks)`` chunks names n
 alias that differs from a title only by case, accents, a leading article or a trailing
 parenthetical ("Neil Peart (drummer)") is the same node.
 
-On disk, beside the index (``graph/``): ``entity_chunk.npz`` and ``chunk_chunk.npz``
-(``scipy.sparse.save_npz``), ``entities.json`` (``[key, kind, chunk count]`` per row) and
-``chunk_ids.json`` (the column order). The
-manifest records counts, size and build time (:class:`GraphInfo`); the index loads the files on
-first use only.
+On disk, beside the index (``graph/``, format 2): the matrices as ``.npy`` index arrays, with the
+transpose of ``entity_chunk`` (the entities of each chunk) written at build time
+(:mod:`hoprag.index.graph_arrays`; memory-mapped at load), ``entities.json`` (``[key, kind, chunk
+count]`` per row) and ``chunk_ids.json`` (the column order). The column order is the index's chunk
+order, so an index maps chunk ids to graph columns through its own chunk positions and the ids file
+is read only when a graph is loaded without its index. The manifest records counts, size, build time
+and the format (:class:`GraphInfo`); the index loads the files on first use only, and refuses a
+format-1 graph (scipy ``.npz`` files) with the rebuild command.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from hoprag.errors import ConfigError, IndexLoadError
+from hoprag.index.graph_arrays import GRAPH_FORMAT, ChunkIdsByPosition, CsrArrays, StoredChunkIds
 from hoprag.index.entities import SHAPE_KINDS, chunk_entities, mention_of, spans_by_kind, title_heads, title_key, titles_inside
 from hoprag.ingest.text import STOPWORDS, tokens
 from hoprag.records import Chunk, Document
@@ -44,8 +48,11 @@ from hoprag.records import Chunk, Document
 __all__ = ["GRAPH_DIR", "EntityGraph", "GraphBuilder", "GraphConfig", "GraphInfo", "build_entity_graph", "load_graph", "open_graph", "save_graph"]
 
 GRAPH_DIR = "graph"
-ENTITY_CHUNK = "entity_chunk.npz"
-CHUNK_CHUNK = "chunk_chunk.npz"
+ENTITY_CHUNK = "entity_chunk"
+CHUNK_ENTITY = "chunk_entity"
+CHUNK_CHUNK = "chunk_chunk"
+#: what format 1 wrote instead of the arrays
+_FORMAT1_FILE = "entity_chunk.npz"
 ENTITIES = "entities.json"
 CHUNK_IDS = "chunk_ids.json"
 GRAPH_FIX = "rebuild the index: `hoprag index CORPUS --out DIR` (the entity graph is built unless --no-graph)"
@@ -87,19 +94,41 @@ class GraphInfo(BaseModel):
     dropped_common: int
     bytes: int
     build_seconds: float
+    #: the on-disk layout (:data:`hoprag.index.graph_arrays.GRAPH_FORMAT`); manifests without it are format 1
+    format: int = 1
 
 
 @dataclass
 class EntityGraph:
-    """The entity–chunk graph of one index (see the module doc). ``chunk_ids`` is the index order."""
+    """The entity–chunk graph of one index (see the module doc). ``chunk_ids`` is the index order.
+
+    ``mentions`` is entities × chunks, ``mentioned`` its transpose (the entities of each chunk),
+    ``links`` chunks × chunks. ``chunk_position`` maps a chunk id to its column (the index's own
+    position lookup when the graph was opened with its index; else a dictionary of ``chunk_ids``)."""
 
     keys: tuple[str, ...]
     kinds: tuple[str, ...]
-    entity_chunk: Any  # scipy.sparse.csr_matrix, entities × chunks
-    chunk_chunk: Any  # scipy.sparse.csr_matrix, chunks × chunks
-    chunk_ids: tuple[str, ...]
+    mentions: CsrArrays
+    mentioned: CsrArrays
+    links: CsrArrays
+    chunk_ids: Sequence[str]
+    chunk_position: Callable[[str], int | None] | None = field(default=None, repr=False)
     _entity_index: dict[str, int] | None = field(default=None, repr=False)
     _chunk_index: dict[str, int] | None = field(default=None, repr=False)
+
+    @property
+    def n_chunks(self) -> int:
+        return self.mentions.shape[1]
+
+    @property
+    def entity_chunk(self) -> Any:
+        """``mentions`` as a scipy CSR matrix (float32), for analysis; the walk never builds it."""
+        return self.mentions.to_scipy()
+
+    @property
+    def chunk_chunk(self) -> Any:
+        """``links`` as a scipy CSR matrix (float32), for analysis; the walk never builds it."""
+        return self.links.to_scipy()
 
     @property
     def entity_index(self) -> dict[str, int]:
@@ -109,13 +138,20 @@ class EntityGraph:
 
     @property
     def chunk_index(self) -> dict[str, int]:
+        """Chunk id → column over every chunk (builds a dictionary of all ids: not for the query path)."""
         if self._chunk_index is None:
             self._chunk_index = {c: i for i, c in enumerate(self.chunk_ids)}
         return self._chunk_index
 
+    def position(self, chunk_id: str) -> int | None:
+        """The graph column of ``chunk_id`` (``None``: not in the graph)."""
+        if self.chunk_position is not None:
+            return self.chunk_position(chunk_id)
+        return self.chunk_index.get(chunk_id)
+
     def entity_frequency(self) -> np.ndarray:
         """Chunks per entity (its document frequency in the graph)."""
-        return np.diff(self.entity_chunk.indptr).astype(np.int64)
+        return np.diff(np.asarray(self.mentions.indptr)).astype(np.int64)
 
     def question_entities(self, question: str) -> list[int]:
         """Rows of the entities a question names: its mentions by shape, and any run of up to six of
@@ -143,9 +179,10 @@ class EntityGraph:
         return found
 
     def info(self, *, size: int, seconds: float, dropped: int, config: GraphConfig | None = None) -> GraphInfo:
-        links = int(self.chunk_chunk.nnz // 2)
-        return GraphInfo(config=config or GraphConfig(), entities=len(self.keys), chunks=len(self.chunk_ids), mentions=int(self.entity_chunk.nnz),
-                         chunk_links=links, dropped_common=dropped, bytes=size, build_seconds=round(seconds, 3))
+        links = self.links.nnz // 2
+        return GraphInfo(config=config or GraphConfig(), entities=len(self.keys), chunks=self.n_chunks, mentions=self.mentions.nnz,
+                         chunk_links=links, dropped_common=dropped, bytes=size, build_seconds=round(seconds, 3),
+                         format=GRAPH_FORMAT)
 
 
 class _RawMemo(dict):  # type: ignore[type-arg]
@@ -261,8 +298,9 @@ class GraphBuilder:
         # the kind of its first mention
         titles = self._titles
         kinds = tuple("title" if keys[k] in titles else self._key_kinds[k] for k in kept.tolist())
-        graph = EntityGraph(keys=tuple(keys[kept].tolist()), kinds=kinds, entity_chunk=entity_chunk,
-                            chunk_chunk=chunk_chunk, chunk_ids=tuple(self._chunk_ids))
+        graph = EntityGraph(keys=tuple(keys[kept].tolist()), kinds=kinds, mentions=CsrArrays.from_scipy(entity_chunk, ones=True),
+                            mentioned=CsrArrays.from_scipy(entity_chunk.T.tocsr(), ones=True),
+                            links=CsrArrays.from_scipy(chunk_chunk), chunk_ids=tuple(self._chunk_ids))
         self.seconds += time.perf_counter() - start
         return graph, int(np.count_nonzero(df > cap))
 
@@ -320,12 +358,14 @@ def build_entity_graph(
 
 
 def save_graph(graph: EntityGraph, directory: Path) -> int:
-    """Write the graph's files; returns their size in bytes."""
-    sparse = _sparse()
+    """Write the graph's files (format 2); returns their size in bytes."""
     directory.mkdir(parents=True, exist_ok=True)
-    sparse.save_npz(directory / ENTITY_CHUNK, graph.entity_chunk, compressed=False)
-    sparse.save_npz(directory / CHUNK_CHUNK, graph.chunk_chunk, compressed=False)
-    freq = np.diff(graph.entity_chunk.indptr).tolist()
+    for stale in directory.glob("*.npz"):  # a format-1 graph rebuilt in place
+        stale.unlink()
+    graph.mentions.save(directory, ENTITY_CHUNK)
+    graph.mentioned.save(directory, CHUNK_ENTITY)
+    graph.links.save(directory, CHUNK_CHUNK)
+    freq = graph.entity_frequency().tolist()
     rows = [[k, kind, int(f)] for k, kind, f in zip(graph.keys, graph.kinds, freq)]
     (directory / ENTITIES).write_text(json.dumps(rows, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
     (directory / CHUNK_IDS).write_text(json.dumps(list(graph.chunk_ids), ensure_ascii=False, separators=(",", ":")),
@@ -333,35 +373,58 @@ def save_graph(graph: EntityGraph, directory: Path) -> int:
     return sum(p.stat().st_size for p in directory.iterdir() if p.is_file())
 
 
-def load_graph(directory: Path) -> EntityGraph:
-    """Read a graph written by :func:`save_graph`; :class:`IndexLoadError` when it is damaged."""
-    sparse = _sparse()
+def load_graph(
+    directory: Path,
+    *,
+    chunk_id: Callable[[int], str] | None = None,
+    chunk_position: Callable[[str], int | None] | None = None,
+) -> EntityGraph:
+    """Open a graph written by :func:`save_graph` (arrays memory-mapped); :class:`IndexLoadError` when
+    it is damaged or of format 1. ``chunk_id`` / ``chunk_position``: the index's own lookups between
+    chunk positions and ids (then ``chunk_ids.json`` is not read)."""
+    if (directory / _FORMAT1_FILE).is_file() and not CsrArrays.present(directory, ENTITY_CHUNK):
+        raise IndexLoadError(f"{directory}: the entity graph is of format 1 (scipy .npz files), which the graph hop no "
+                             f"longer reads. Fix: {GRAPH_FIX}")
     try:
-        entity_chunk = sparse.load_npz(directory / ENTITY_CHUNK).tocsr()
-        chunk_chunk = sparse.load_npz(directory / CHUNK_CHUNK).tocsr()
         rows = json.loads((directory / ENTITIES).read_text(encoding="utf-8"))
         keys = tuple(str(r[0]) for r in rows)
         kinds = tuple(str(r[1]) for r in rows)
-        chunk_ids = tuple(str(c) for c in json.loads((directory / CHUNK_IDS).read_text(encoding="utf-8")))
+        mentioned_ptr = np.load(directory / f"{CHUNK_ENTITY}.indptr.npy", mmap_mode="r")
+        n = len(mentioned_ptr) - 1
+        mentions = CsrArrays.load(directory, ENTITY_CHUNK, n, ones=True)
+        mentioned = CsrArrays.load(directory, CHUNK_ENTITY, len(keys), ones=True)
+        links = CsrArrays.load(directory, CHUNK_CHUNK, n, ones=False)
     except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
         raise IndexLoadError(f"{directory}: entity graph unreadable ({exc}). Fix: {GRAPH_FIX}") from None
-    n = len(chunk_ids)
-    if entity_chunk.shape != (len(keys), n) or chunk_chunk.shape != (n, n):
+    if mentions.shape[0] != len(keys) or links.shape[0] != n or mentions.nnz != mentioned.nnz:
         raise IndexLoadError(
-            f"{directory}: entity graph shapes {entity_chunk.shape} / {chunk_chunk.shape} do not fit "
+            f"{directory}: entity graph arrays {mentions.shape} / {mentioned.shape} / {links.shape} do not fit "
             f"{len(keys)} entities and {n} chunks. Fix: {GRAPH_FIX}"
         )
-    return EntityGraph(keys=keys, kinds=kinds, entity_chunk=entity_chunk, chunk_chunk=chunk_chunk, chunk_ids=chunk_ids)
+    ids: Sequence[str] = ChunkIdsByPosition(chunk_id, n) if chunk_id is not None else StoredChunkIds(directory / CHUNK_IDS, n, GRAPH_FIX)
+    return EntityGraph(keys=keys, kinds=kinds, mentions=mentions, mentioned=mentioned, links=links, chunk_ids=ids,
+                       chunk_position=chunk_position)
 
 
-def open_graph(index_dir: Path, info: GraphInfo | None, chunk_count: int) -> EntityGraph | None:
-    """The graph of an index directory whose manifest records ``info`` (``None``: built without one)."""
+def open_graph(
+    index_dir: Path,
+    info: GraphInfo | None,
+    chunk_count: int,
+    *,
+    chunk_id: Callable[[int], str] | None = None,
+    chunk_position: Callable[[str], int | None] | None = None,
+) -> EntityGraph | None:
+    """The graph of an index directory whose manifest records ``info`` (``None``: built without one);
+    ``chunk_id`` / ``chunk_position`` are the index's lookups (its chunk order is the graph's columns)."""
     if info is None:
         return None
-    graph = load_graph(index_dir / info.directory)
-    if len(graph.chunk_ids) != chunk_count:
+    if info.format != GRAPH_FORMAT:
+        raise IndexLoadError(f"{index_dir}: the entity graph is of format {info.format}; this version reads format "
+                             f"{GRAPH_FORMAT}. Fix: {GRAPH_FIX}")
+    graph = load_graph(index_dir / info.directory, chunk_id=chunk_id, chunk_position=chunk_position)
+    if graph.n_chunks != chunk_count:
         raise IndexLoadError(
-            f"{index_dir}: the entity graph covers {len(graph.chunk_ids)} chunks, the index holds {chunk_count}. "
+            f"{index_dir}: the entity graph covers {graph.n_chunks} chunks, the index holds {chunk_count}. "
             f"Fix: {GRAPH_FIX}"
         )
     return graph

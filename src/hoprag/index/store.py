@@ -111,7 +111,10 @@ class LoadedIndex:
     def graph(self) -> EntityGraph | None:
         """The entity graph (read on first use); ``None`` when the index was built without one."""
         if self._graph is None and self.manifest.graph is not None:
-            self._graph = open_graph(self.directory, self.manifest.graph, self.manifest.chunk_count)
+            # graph columns are the index's chunk positions: ids map through the index's own lookups
+            db = self.chunks.db
+            self._graph = open_graph(self.directory, self.manifest.graph, self.manifest.chunk_count,
+                                     chunk_id=db.chunk_id, chunk_position=db.chunk_position)
         return self._graph
 
     @property

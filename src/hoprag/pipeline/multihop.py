@@ -95,7 +95,7 @@ class MultiHopEngine:
         self.synthesizer = synthesizer or ExtractiveSynthesizer()
         self.cache = RetrievalCache(cfg.cache_size)
         # the walk is built over the caller's view: hidden chunks and their entities are cut out of it
-        visible = self.chunks.keys() if self.clearance is not None else None
+        visible = self.chunks if self.clearance is not None else None  # a stored view carries its mask
         self.graph_hop = GraphHop(graph, visible=visible) if graph is not None else None
         self.graph_proposals = graph_proposals
         self.on_event = on_event
