@@ -6,6 +6,11 @@ off and on.
     python bench/graph_hop.py                 # all six samples, markdown tables
     python bench/graph_hop.py --json out.json # also the figures as JSON
 
+It also checks the local walk (forward push, ``hoprag.pipeline.local_ppr``) against the power
+iteration over the whole graph it replaced: every walk the graph engine makes on a sample is run
+again by both, at each ``--epsilon``, and the table gives the share of walks whose proposals (in
+order) and whose top-10 chunks are the same, with each walk's mean time.
+
 Samples (paths relative to the repository; the training-split ones under ``data/train``): the bundled dev
 sets as the demo pools them (HopRAG quickstart + MIGRES part 1 per benchmark), and the
 training-split samples (HotpotQA and MuSiQue with the HippoRAG corpora they ship with, 2Wiki
@@ -21,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 from hoprag.datasets.importers import import_dataset
 from hoprag.evaluation.runner import evaluate
 from hoprag.evaluation.support import passage_recall
@@ -28,11 +35,14 @@ from hoprag.index import entities
 from hoprag.index.store import IndexConfig, build_index, load_index
 from hoprag.ingest.text import fold
 from hoprag.pipeline.factory import make_engine
+from hoprag.pipeline.graph_hop import GraphHop, personalized_pagerank, transition_matrix
+from hoprag.pipeline.local_ppr import EPSILON
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT / "data" / "train"  # the training-split samples (DATA_LICENSES.md)
 K = 5
 BUILDS = 3  # builds per setting; the fastest is kept
+EPSILONS = (1e-5, EPSILON, 1e-7, 1e-8)
 
 SAMPLES = {
     "HotpotQA dev": ("hotpotqa", ["data/hotpotqa/hotpot_dev_distractor_hoprag.json",
@@ -67,6 +77,63 @@ def _timed_build(documents, out: Path, graph: bool) -> tuple[float, float]:
     start, cpu = time.perf_counter(), time.process_time()
     build_index(documents, out, IndexConfig(graph=graph))
     return time.perf_counter() - start, time.process_time() - cpu
+
+
+class PowerIterationHop(GraphHop):
+    """The walk as it was before the local push: power iteration over the whole graph (scipy)."""
+
+    def __init__(self, graph) -> None:
+        from scipy import sparse
+
+        super().__init__(graph)
+        mentions, links = graph.entity_chunk.astype(np.float64), graph.chunk_chunk.astype(np.float64)
+        adjacency = sparse.bmat([[None, mentions], [mentions.T, links]], format="csr")
+        self.transition_t = transition_matrix(adjacency)
+
+    def walk(self, seed):
+        vector = np.zeros(self.transition_t.shape[0])
+        for node, mass in seed.items():
+            vector[node] += mass
+        scores = personalized_pagerank(self.transition_t, vector)
+        nodes = np.flatnonzero(scores > 0)
+        return nodes, scores[nodes]
+
+
+def walk_agreement(index, cases, epsilons=EPSILONS) -> dict:
+    """Every walk the graph engine makes on ``cases``, run by the power iteration and by the push at
+    each epsilon: shares of equal proposals and equal top-10 chunks, and mean ms per walk."""
+    engine = make_engine("multihop", index, graph=True)
+    calls = []
+    original = engine.graph_hop.propose
+
+    def recording(question, held, **kw):
+        calls.append((question, dict(held), kw))
+        return original(question, held, **kw)
+
+    engine.graph_hop.propose = recording
+    for case in cases:
+        engine.answer(case.query)
+
+    def run(hop):
+        start = time.perf_counter()
+        found = [hop.propose(q, held, **kw) for q, held, kw in calls]
+        return found, (time.perf_counter() - start) * 1000 / max(len(calls), 1)
+
+    def key(p):
+        return ([c for c, _ in p.proposed], [c for c, _ in p.ranked[:10]]) if p is not None else ([], [])
+
+    reference, ref_ms = run(PowerIterationHop(index.graph))
+    out = {"walks": len(calls), "power_ms": round(ref_ms, 3), "push": {}}
+    for eps in epsilons:
+        found, ms = run(GraphHop(index.graph, epsilon=eps))
+        same = [key(a)[0] == key(b)[0] for a, b in zip(reference, found)]
+        top = [key(a)[1] == key(b)[1] for a, b in zip(reference, found)]
+        out["push"][f"{eps:g}"] = {"same_proposals": _share(same), "same_top10": _share(top), "ms": round(ms, 3)}
+    return out
+
+
+def _share(flags) -> float:
+    return round(sum(flags) / len(flags), 4) if flags else 1.0
 
 
 def run_sample(name: str) -> dict:
@@ -119,6 +186,7 @@ def run_sample(name: str) -> dict:
                 "by_type": split(lambda c: c.question_type or "(none)"),
                 "by_hops": split(hop_count),
             }
+        out["walk"] = walk_agreement(index, cases)
     return out
 
 
@@ -152,6 +220,12 @@ def render(results: dict) -> str:
         m, g = rows["multihop"]["latency_ms_p50"], rows["multihop+graph"]["latency_ms_p50"]
         lines.append(f"| {name} | {r['chunks']:,} | {b['no_graph']:.2f} | {b['graph']:.2f} | {b['ratio']:.2f}× | "
                      f"{b['no_graph_cpu']:.2f} | {b['graph_cpu']:.2f} | {b['cpu_ratio']:.2f}× | {r['graph']['entities']:,} | {r['graph']['bytes'] / 1024:.0f} | {m:.1f} | {g:.1f} | {g / m:.2f}× |")
+    lines += ["", "| sample | walks | power iteration ms | " + " | ".join(f"ε={e:g} same proposals / top-10 / ms" for e in EPSILONS) + " |",
+              "|---|---:|---:|" + "---:|" * len(EPSILONS)]
+    for name, r in results.items():
+        w = r["walk"]
+        cells = [f"{v['same_proposals']:.3f} / {v['same_top10']:.3f} / {v['ms']:.2f}" for v in w["push"].values()]
+        lines.append(f"| {name} | {w['walks']} | {w['power_ms']:.2f} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -159,8 +233,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", default=None, help="sample names (default: all six)")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--walks-only", action="store_true", help="only the walk agreement (no builds timed, no coverage)")
     args = parser.parse_args()
     names = args.only or list(SAMPLES)
+    if args.walks_only:
+        for name in names:
+            fmt, files, corpora = SAMPLES[name]
+            result = import_dataset(fmt, [_path(f) for f in files], extra_corpora=[_path(c) for c in corpora])
+            with tempfile.TemporaryDirectory() as tmp:
+                build_index(result.documents, Path(tmp))
+                print(name, json.dumps(walk_agreement(load_index(Path(tmp)), result.cases)), flush=True)
+        return
     results = {name: run_sample(name) for name in names}
     if args.json:
         args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")

@@ -18,7 +18,11 @@ Every measurement runs in a fresh process (``os.wait4`` gives its peak RSS):
 * multi-hop: the offline multi-hop engine over a loaded index, first question vs the next ones
   (p50/p95), the process's RSS after loading and its peak.
 
-    python bench/index_scale.py --passages 100000 [--work DIR] [--json OUT]
+With an entity graph in the index (the default build) the cold start and the multi-hop run are also
+measured with the graph hop off (``--no-graph``), alternating with the runs that use it, so the two
+share the machine's load.
+
+    python bench/index_scale.py --passages 100000 [--work DIR] [--json OUT] [--reuse-index]
 
 Bars (issue 12): build <= 1.5x raw bm25s time and peak RSS, load <= 2 s, BM25 p50 <= raw, ask cold
 start <= 3 s, first multi-hop question <= 2x the later p95.
@@ -143,12 +147,12 @@ t_start = time.perf_counter()
 from hoprag.index.store import load_index
 from hoprag.pipeline.factory import make_engine
 
-index_dir, questions_file, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+index_dir, questions_file, n, graph = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 questions = json.loads(open(questions_file, encoding="utf-8").read())[: n + 1]
 t0 = time.perf_counter()
 index = load_index(index_dir)
 load_s = time.perf_counter() - t0
-engine = make_engine("multihop", index)
+engine = make_engine("multihop", index, graph=False if graph == "off" else None)
 rss_loaded = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 times = []
 for q in questions:
@@ -161,7 +165,8 @@ print(json.dumps({"load_s": load_s, "first_ms": times[0], "later_p50_ms": statis
 """
 
 
-def measure(passages: int, work: Path, multihop_questions: int, index_args: list[str], *, raw: bool = True) -> dict[str, Any]:
+def measure(passages: int, work: Path, multihop_questions: int, index_args: list[str], *, raw: bool = True,
+            reuse: bool = False) -> dict[str, Any]:
     work.mkdir(parents=True, exist_ok=True)
     corpus = work / f"corpus-{passages}.jsonl"
     composed = write_corpus(corpus, passages) if not corpus.exists() else _count(corpus, passages)
@@ -173,11 +178,20 @@ def measure(passages: int, work: Path, multihop_questions: int, index_args: list
     index_dir, raw_dir = work / f"index-{passages}", work / f"bm25s-{passages}"
 
     raw_build = _child([python, "-c", RAW_BUILD, str(corpus), str(raw_dir)]) if raw else None
-    ours = _child([hoprag, "index", str(corpus), "--out", str(index_dir), "-q", *index_args])
+    reused = reuse and (index_dir / "manifest.json").is_file()
+    ours = {"seconds": None, "cpu_s": None, "peak_rss_mib": None} if reused else \
+        _child([hoprag, "index", str(corpus), "--out", str(index_dir), "-q", *index_args])
     manifest = json.loads((index_dir / "manifest.json").read_text(encoding="utf-8"))
     probe = json.loads(_child([python, "-c", PROBE, str(index_dir), str(raw_dir if raw else ""), str(qfile), str(K)])["stdout"])
-    asks = [_child([hoprag, "ask", str(index_dir), questions[i], "--json"])["seconds"] for i in range(3)]
-    multihop = json.loads(_child([python, "-c", MULTIHOP, str(index_dir), str(qfile), str(multihop_questions)])["stdout"])
+    graphed = manifest.get("graph") is not None
+    asks, asks_plain, plain = [], [], None
+    for i in range(3):  # with the graph hop, then without it when the index has a graph: alternating
+        asks.append(_child([hoprag, "ask", str(index_dir), questions[i], "--json"])["seconds"])
+        if graphed:
+            asks_plain.append(_child([hoprag, "ask", str(index_dir), questions[i], "--json", "--no-graph"])["seconds"])
+    multihop = json.loads(_child([python, "-c", MULTIHOP, str(index_dir), str(qfile), str(multihop_questions), "on"])["stdout"])
+    if graphed:
+        plain = json.loads(_child([python, "-c", MULTIHOP, str(index_dir), str(qfile), str(multihop_questions), "off"])["stdout"])
     index_bytes = sum(p.stat().st_size for p in index_dir.rglob("*") if p.is_file())
     report = {
         "passages": passages,
@@ -194,12 +208,16 @@ def measure(passages: int, work: Path, multihop_questions: int, index_args: list
         "bm25_k10": probe["bm25"],
         "ask_cold_start_s": {"median": statistics.median(asks), "all": asks},
         "multihop": multihop,
+        "reused_index": reused,
     }
+    if graphed:
+        report["ask_cold_start_no_graph_s"] = {"median": statistics.median(asks_plain), "all": asks_plain}
+        report["multihop_no_graph"] = plain
     b = report["build"]
     report["ratios"] = {
-        "build_time": b["hoprag_s"] / b["bm25s_s"] if raw else None,
-        "build_cpu": b["hoprag_cpu_s"] / b["bm25s_cpu_s"] if raw else None,
-        "build_peak_rss": b["hoprag_peak_rss_mib"] / b["bm25s_peak_rss_mib"] if raw else None,
+        "build_time": b["hoprag_s"] / b["bm25s_s"] if raw and not reused else None,
+        "build_cpu": b["hoprag_cpu_s"] / b["bm25s_cpu_s"] if raw and not reused else None,
+        "build_peak_rss": b["hoprag_peak_rss_mib"] / b["bm25s_peak_rss_mib"] if raw and not reused else None,
         "bm25_p50": probe["bm25"]["hoprag"]["p50_ms"] / probe["bm25"]["bm25s"]["p50_ms"] if raw else None,
         "first_question_over_later_p95": multihop["first_ms"] / multihop["later_p95_ms"],
         "run_peak_over_loaded_rss": multihop["peak_rss_mib"] / multihop["rss_after_load_mib"],
@@ -211,20 +229,28 @@ def print_report(r: dict[str, Any]) -> None:
     b, x = r["build"], r["ratios"]
     fmt = lambda v, spec: format(v, spec) if v is not None else "—"  # noqa: E731
     print(f"{r['passages']:,} passages {' '.join(r['index_args'])} ({r['corpus']['chunks']:,} chunks)")
-    print(f"build   hoprag {b['hoprag_s']:.1f} s / {b['hoprag_peak_rss_mib']:.0f} MiB, bm25s {fmt(b['bm25s_s'], '.1f')} s / "
+    print(f"build   hoprag {fmt(b['hoprag_s'], '.1f')} s / {fmt(b['hoprag_peak_rss_mib'], '.0f')} MiB, bm25s {fmt(b['bm25s_s'], '.1f')} s / "
           f"{fmt(b['bm25s_peak_rss_mib'], '.0f')} MiB -> {fmt(x['build_time'], '.2f')}x time, "
           f"{fmt(x['build_peak_rss'], '.2f')}x RSS (bar 1.5x)")
-    print(f"        CPU s hoprag {b['hoprag_cpu_s']:.1f}, bm25s {fmt(b['bm25s_cpu_s'], '.1f')} -> {fmt(x['build_cpu'], '.2f')}x"
+    print(f"        CPU s hoprag {fmt(b['hoprag_cpu_s'], '.1f')}, bm25s {fmt(b['bm25s_cpu_s'], '.1f')} -> {fmt(x['build_cpu'], '.2f')}x"
           + (f"; entity graph {b['graph']['build_seconds']:.1f} s of the build" if b.get("graph") else "; no entity graph"))
     print(f"load    hoprag {r['load']['hoprag_s']:.3f} s, bm25s {fmt(r['load']['bm25s_s'], '.3f')} s (bar 2 s)")
     h, s = r["bm25_k10"]["hoprag"], r["bm25_k10"].get("bm25s", {})
     print(f"bm25    hoprag p50 {h['p50_ms']:.2f} ms p95 {h['p95_ms']:.2f}, bm25s p50 {fmt(s.get('p50_ms'), '.2f')} ms "
           f"p95 {fmt(s.get('p95_ms'), '.2f')} -> {fmt(x['bm25_p50'], '.2f')}x (bar <= 1)")
-    print(f"ask     cold start {r['ask_cold_start_s']['median']:.2f} s (bar 3 s)")
+    plain = r.get("ask_cold_start_no_graph_s")
+    print(f"ask     cold start {r['ask_cold_start_s']['median']:.2f} s (bar 3 s)"
+          + (f"; --no-graph {plain['median']:.2f} s" if plain else ""))
     m = r["multihop"]
     print(f"multi   first {m['first_ms']:.0f} ms, later p50 {m['later_p50_ms']:.0f} / p95 {m['later_p95_ms']:.0f} ms -> "
           f"{x['first_question_over_later_p95']:.2f}x (bar 2x); RSS loaded {m['rss_after_load_mib']:.0f} MiB, "
           f"peak {m['peak_rss_mib']:.0f} MiB ({x['run_peak_over_loaded_rss']:.2f}x)")
+    n = r.get("multihop_no_graph")
+    if n:
+        print(f"        without the graph hop: first {n['first_ms']:.0f} ms, later p50 {n['later_p50_ms']:.0f} / "
+              f"p95 {n['later_p95_ms']:.0f} ms; with / without p50 {m['later_p50_ms'] / n['later_p50_ms']:.2f}x, "
+              f"p95 {m['later_p95_ms'] / n['later_p95_ms']:.2f}x")
+    print(f"        load average {r['load_average']}")
 
 
 def _count(corpus: Path, passages: int) -> dict[str, int]:
@@ -240,8 +266,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="also write the report here")
     parser.add_argument("--no-raw", action="store_true", help="skip the raw bm25s build (hoprag figures only)")
     parser.add_argument("--index-arg", action="append", default=[], help="extra `hoprag index` argument (repeatable), e.g. --index-arg=--no-graph")
+    parser.add_argument("--reuse-index", action="store_true", help="measure an index already built in --work (no build timed)")
     args = parser.parse_args(argv)
-    report = measure(args.passages, args.work, args.questions, args.index_arg, raw=not args.no_raw)
+    start_load = os.getloadavg()
+    report = measure(args.passages, args.work, args.questions, args.index_arg, raw=not args.no_raw and not args.reuse_index,
+                     reuse=args.reuse_index)
+    report["load_average"] = {"start": [round(v, 2) for v in start_load], "end": [round(v, 2) for v in os.getloadavg()]}
     print_report(report)
     if args.json:
         args.json.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
