@@ -10,7 +10,8 @@ import pytest
 from hoprag.datasets.importers import import_dataset
 from hoprag.errors import IndexLoadError
 from hoprag.index.entities import chunk_entities, title_key
-from hoprag.index.entity_graph import GRAPH_DIR, GraphConfig, build_entity_graph, load_graph, save_graph
+from hoprag.index.entity_graph import GRAPH_DIR, GraphConfig, load_graph, save_graph
+from hoprag.index.graph_build import build_entity_graph
 from hoprag.index.store import IndexConfig, build_index, config_hash, load_index
 from hoprag.ingest.chunking import ChunkConfig, chunk_document
 from hoprag.records import Chunk, Document

@@ -12,7 +12,7 @@ from hoprag.acl import Clearance, LeakDetector
 from hoprag.datasets.importers import import_dataset
 from hoprag.datasets.schema import load_cases
 from hoprag.errors import ConfigError
-from hoprag.index.entity_graph import build_entity_graph
+from hoprag.index.graph_build import build_entity_graph
 from hoprag.index.store import IndexConfig, build_index, load_index
 from hoprag.ingest.chunking import ChunkConfig, chunk_document
 from hoprag.ingest.loaders import load_corpora

@@ -43,7 +43,8 @@ from hoprag.index.corpus_db import CHUNK_ACL, CHUNK_DOC, DB_FILE, DOC_ACL, Corpu
 from hoprag.index.corpus_views import StoredChunks, StoredDocuments
 from hoprag.index.ann import ANN_FILE, build_ann, open_ann
 from hoprag.index.dense import DenseRetriever
-from hoprag.index.entity_graph import GRAPH_DIR, EntityGraph, GraphBuilder, open_graph
+from hoprag.index.entity_graph import GRAPH_DIR, EntityGraph, open_graph
+from hoprag.index.graph_build import GraphBuilder
 from hoprag.index.embedders import Embedder, make_embedder
 from hoprag.index import staging
 from hoprag.index.tokenize import Tokenizer
