@@ -10,7 +10,7 @@ and distractors, an evidence buffer, an answer with citations.
    --json OUT`` and ``hoprag compare A B --cases CASES --json OUT`` on the files written to a
    temporary folder (wall and CPU seconds of the child process, the best of ``--repeat`` runs).
    With ``--peer-src DIR`` each command also runs with the ``hoprag`` package of another source tree
-   (e.g. ``git worktree add /tmp/before HEAD~3`` then ``--peer-src /tmp/before/src``), alternating
+   (e.g. ``git worktree add ../before HEAD~3`` then ``--peer-src ../before/src``), alternating
    with this one, and its JSON output is compared with this tree's.
 
     python bench/eval.py [--cases 10000] [--json OUT] [--quick] [--command-line-only] [--repeat N] [--peer-src DIR]
