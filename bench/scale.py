@@ -77,18 +77,7 @@ def _measured(args: list[str]) -> dict[str, Any]:
     return _child(args)
 
 
-PROBE = """
-import json, statistics, sys, time
-import numpy as np
-index_dir, raw_dir, corpus, qfile = sys.argv[1:5]
-rank_max, rank_seconds, k = int(sys.argv[5]), float(sys.argv[6]), int(sys.argv[7])
-questions = json.loads(open(qfile, encoding="utf-8").read())
-
-t0 = time.perf_counter()
-from hoprag.index.store import load_index
-index = load_index(index_dir)
-load_s = time.perf_counter() - t0
-
+TIMING = '''
 def summary(ms):
     ordered = sorted(ms)
     return {"p50_ms": statistics.median(ms), "p95_ms": ordered[int(0.95 * (len(ordered) - 1))], "queries": len(ms)}
@@ -101,6 +90,21 @@ def timed(fn, items):
         t0 = time.perf_counter(); fn(q); ms.append((time.perf_counter() - t0) * 1000)
     return summary(ms)
 
+'''  # percentiles and a warmed timing loop, shared by both probes
+
+PROBE = """
+import json, statistics, sys, time
+import numpy as np
+index_dir, raw_dir, corpus, qfile = sys.argv[1:5]
+rank_max, rank_seconds, k = int(sys.argv[5]), float(sys.argv[6]), int(sys.argv[7])
+questions = json.loads(open(qfile, encoding="utf-8").read())
+
+t0 = time.perf_counter()
+from hoprag.index.store import load_index
+index = load_index(index_dir)
+load_s = time.perf_counter() - t0
+
+""" + TIMING + """
 out = {"load_s": load_s}
 out["bm25"] = timed(lambda q: index.bm25.retrieve(q, k), questions)
 dense = index.retriever("dense")
@@ -170,18 +174,7 @@ import json, statistics, sys, time, resource
 url, qfile, n, k = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 questions = json.loads(open(qfile, encoding="utf-8").read())
 
-def summary(ms):
-    ordered = sorted(ms)
-    return {"p50_ms": statistics.median(ms), "p95_ms": ordered[int(0.95 * (len(ordered) - 1))], "queries": len(ms)}
-
-def timed(fn, items):
-    for q in items[:5]:
-        fn(q)
-    ms = []
-    for q in items:
-        t0 = time.perf_counter(); fn(q); ms.append((time.perf_counter() - t0) * 1000)
-    return summary(ms)
-
+""" + TIMING + """
 t0 = time.perf_counter()
 from hoprag.index.open import open_index
 index = open_index(url)

@@ -7,37 +7,16 @@ from pathlib import Path
 import pytest
 
 from hoprag.datasets.labels import verify_labels
-from hoprag.datasets.schema import Case, Span, load_cases
+from hoprag.datasets.schema import load_cases
 from hoprag.evaluation.chain_eval import evaluate_chains
 from hoprag.ingest.loaders import load_documents
-from hoprag.records import Answer, Evidence, Hit, Trace
+
+from chain_fixtures import broken, oracle_trace
 
 pytestmark = pytest.mark.unit
 DATA = Path(__file__).parents[2] / "data" / "enterprise"
 CASES = load_cases(DATA / "cases.jsonl")
 DOCS = load_documents(DATA / "corpus.jsonl")
-
-
-def oracle_trace(case: Case) -> Trace:
-    """Evidence holding exactly the spans of the case's first chain."""
-    evidence = []
-    for fact_id in case.valid_chains[0]:
-        fact = case.facts[fact_id]
-        for span in fact.spans:
-            hit = Hit(f"{fact.source_id}@{span.start}", fact.source_id, 1.0, len(evidence) + 1, "oracle", span.start, span.end)
-            evidence.append(Evidence(hit, span.text, "", 1, "s1", case.query))
-    return Trace(run_id="r", case_id=case.case_id, question=case.query, evidence=tuple(evidence),
-                 answer=Answer(text=case.answers[0] if case.answers else ""))
-
-
-def broken(case: Case) -> Case:
-    """One word of the first labelled span differs from the document."""
-    fact_id = case.valid_chains[0][0]
-    fact = case.facts[fact_id]
-    span = fact.spans[0]
-    wrong = Span(start=span.start, end=span.end, text=span.text.replace("Project", "Projekt", 1))
-    facts = {**case.facts, fact_id: fact.model_copy(update={"spans": [wrong, *fact.spans[1:]]})}
-    return case.model_copy(update={"facts": facts})
 
 
 def test_broken_label_is_excluded_not_scored() -> None:

@@ -18,13 +18,14 @@ from typer.testing import CliRunner
 
 from hoprag.cli import app
 from hoprag.datasets.importers import import_dataset, write_import
-from hoprag.datasets.schema import Case, Span, write_cases
+from hoprag.datasets.schema import write_cases
 from hoprag.evaluation.calibration import calibrate
 from hoprag.index.store import load_index
 from hoprag.jsonl import write_records
 from hoprag.pipeline.factory import make_engine
 from hoprag.pipeline.runner import questions_from_cases, run_questions
-from hoprag.records import Answer, Evidence, Hit, Trace
+
+from chain_fixtures import broken, oracle_trace
 
 ray = pytest.importorskip("ray")
 
@@ -34,27 +35,6 @@ ROOT = Path(__file__).resolve().parents[2]
 ENTERPRISE = ROOT / "data" / "enterprise"
 HOTPOT_DEV = ROOT / "data" / "hotpotqa" / "hotpot_dev_distractor_hoprag.json"
 RAY = ["--executor", "ray", "--workers", "2"]
-
-
-def gold_trace(case: Case) -> Trace:
-    """An oracle-hop-like trace: evidence holding exactly the spans of the case's first chain."""
-    evidence = []
-    for fact_id in case.valid_chains[0]:
-        fact = case.facts[fact_id]
-        for span in fact.spans:
-            hit = Hit(f"{fact.source_id}@{span.start}", fact.source_id, 1.0, len(evidence) + 1, "oracle", span.start, span.end)
-            evidence.append(Evidence(hit, span.text, "", 1, "s1", case.query))
-    return Trace(run_id="oracle", case_id=case.case_id, question=case.query, evidence=tuple(evidence),
-                 answer=Answer(text=case.answers[0] if case.answers else ""))
-
-
-def broken(case: Case) -> Case:
-    """One word of the first labelled span differs from the document (a label error)."""
-    fact_id = case.valid_chains[0][0]
-    fact = case.facts[fact_id]
-    span = fact.spans[0]
-    wrong = Span(start=span.start, end=span.end, text=span.text.replace("Project", "Projekt", 1))
-    return case.model_copy(update={"facts": {**case.facts, fact_id: fact.model_copy(update={"spans": [wrong, *fact.spans[1:]]})}})
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +50,7 @@ def files(enterprise, hotpot, tmp_path_factory) -> dict[str, Path]:
                       run_id="r1")
     cases = enterprise[1]
     out["oracle"] = folder / "oracle.jsonl"
-    write_records(out["oracle"], [gold_trace(c) for c in cases[:12]])  # 4 cases without an oracle trace
+    write_records(out["oracle"], [oracle_trace(c, run_id="oracle") for c in cases[:12]])  # 4 cases without an oracle trace
     out["calibration"] = folder / "calibration.json"
     out["calibration"].write_text(json.dumps(calibrate(cases, resamples=100)), encoding="utf-8")
     out["broken_cases"] = folder / "broken-cases.jsonl"

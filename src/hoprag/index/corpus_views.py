@@ -13,7 +13,7 @@ from hoprag.index.entities import title_key
 from hoprag.index.term_stats import TermStats
 from hoprag.records import Chunk, Document
 
-__all__ = ["ChunkSequence", "StoredChunks", "StoredDocuments", "TitleKeys"]
+__all__ = ["ChunkSequence", "StoredChunks", "StoredDocuments", "StreamedItems", "StreamedValues", "TitleKeys"]
 
 
 class StoredChunks(Mapping[str, Chunk]):
@@ -58,10 +58,10 @@ class StoredChunks(Mapping[str, Chunk]):
         return self._len
 
     def values(self) -> ValuesView[Chunk]:
-        return _Values(self, lambda: self.db.iter_chunks(self.mask))
+        return StreamedValues(self, lambda: self.db.iter_chunks(self.mask))
 
     def items(self) -> ItemsView[str, Chunk]:
-        return _Items(self, lambda: ((c.id, c) for c in self.db.iter_chunks(self.mask)))
+        return StreamedItems(self, lambda: ((c.id, c) for c in self.db.iter_chunks(self.mask)))
 
     def in_order(self) -> ChunkSequence:
         """Every chunk of the index by position (retrievers apply a caller's clearance themselves)."""
@@ -123,10 +123,10 @@ class StoredDocuments(Mapping[str, Document]):
         return self._len
 
     def values(self) -> ValuesView[Document]:
-        return _Values(self, lambda: self.db.iter_documents(self.mask))
+        return StreamedValues(self, lambda: self.db.iter_documents(self.mask))
 
     def items(self) -> ItemsView[str, Document]:
-        return _Items(self, lambda: ((d.id, d) for d in self.db.iter_documents(self.mask)))
+        return StreamedItems(self, lambda: ((d.id, d) for d in self.db.iter_documents(self.mask)))
 
     def titles(self) -> Iterator[str]:
         """Every document's title, in corpus order, without parsing the records."""
@@ -166,8 +166,8 @@ class TitleKeys(Collection[str]):
         return iter({title_key(t) for t in self._documents.titles() if t})
 
 
-class _Values(ValuesView):  # type: ignore[type-arg]
-    """A values view that streams rows in one query instead of one lookup per key."""
+class StreamedValues(ValuesView):  # type: ignore[type-arg]
+    """A values view that streams rows (one query, or batches) instead of one lookup per key."""
 
     def __init__(self, mapping: Mapping[str, Any], rows: Callable[[], Iterator[Any]]) -> None:
         super().__init__(mapping)
@@ -177,7 +177,7 @@ class _Values(ValuesView):  # type: ignore[type-arg]
         return self._rows()
 
 
-class _Items(ItemsView):  # type: ignore[type-arg]
+class StreamedItems(ItemsView):  # type: ignore[type-arg]
     def __init__(self, mapping: Mapping[str, Any], rows: Callable[[], Iterator[tuple[str, Any]]]) -> None:
         super().__init__(mapping)
         self._rows = rows

@@ -26,6 +26,7 @@ from collections.abc import Callable, Collection, ItemsView, Iterable, Iterator,
 from typing import Any
 
 from hoprag.index.bloom import BloomFilter
+from hoprag.index.corpus_views import StreamedItems, StreamedValues
 from hoprag.index.pg_schema import Connections, quote
 from hoprag.index.tokenize import Tokenizer
 from hoprag.records import Chunk, Document
@@ -274,10 +275,10 @@ class PgChunks(Mapping[str, Chunk]):
         return (Chunk(*row[:6]) for row in self.corpus.stream("chunks", _CHUNK_COLUMNS, self.levels))
 
     def values(self) -> ValuesView[Chunk]:
-        return _Values(self, self._rows)
+        return StreamedValues(self, self._rows)
 
     def items(self) -> ItemsView[str, Chunk]:
-        return _Items(self, lambda: ((c.id, c) for c in self._rows()))
+        return StreamedItems(self, lambda: ((c.id, c) for c in self._rows()))
 
 
 class PgDocuments(Mapping[str, Document]):
@@ -315,10 +316,10 @@ class PgDocuments(Mapping[str, Document]):
         return (Document.from_dict(body) for (body,) in self.corpus.stream("documents", "d.body", self.levels))
 
     def values(self) -> ValuesView[Document]:
-        return _Values(self, self._rows)
+        return StreamedValues(self, self._rows)
 
     def items(self) -> ItemsView[str, Document]:
-        return _Items(self, lambda: ((d.id, d) for d in self._rows()))
+        return StreamedItems(self, lambda: ((d.id, d) for d in self._rows()))
 
     def titles(self) -> Iterator[str]:
         """Every title of the view, in corpus order, without parsing the records."""
@@ -349,23 +350,3 @@ class PgTitleKeys(Collection[str]):
 
     def __bool__(self) -> bool:
         return len(self._documents) > 0
-
-
-class _Values(ValuesView):  # type: ignore[type-arg]
-    """A values view that streams rows in batches instead of one lookup per key."""
-
-    def __init__(self, mapping: Mapping[str, Any], rows: Callable[[], Iterator[Any]]) -> None:
-        super().__init__(mapping)
-        self._rows = rows
-
-    def __iter__(self) -> Iterator[Any]:
-        return self._rows()
-
-
-class _Items(ItemsView):  # type: ignore[type-arg]
-    def __init__(self, mapping: Mapping[str, Any], rows: Callable[[], Iterator[tuple[str, Any]]]) -> None:
-        super().__init__(mapping)
-        self._rows = rows
-
-    def __iter__(self) -> Iterator[tuple[str, Any]]:
-        return self._rows()
