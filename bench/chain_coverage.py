@@ -1,8 +1,11 @@
 """Chain coverage@k of single-shot vs multi-hop on any benchmark file(s), pooled corpus per call.
 
     python bench/chain_coverage.py hotpotqa path/to/hotpot_train.json [--k 5] [--chunking paragraph]
+    python bench/chain_coverage.py 2wiki dev.json --corpus 2wiki_corpus.json   # more distractors pooled
 
-Use it on samples the engine was not developed on, to check that the gain holds.
+Use it on samples the engine was not developed on, to check that the gain holds. ``--corpus`` pools
+extra passage corpora (HippoRAG's ``[{"title", "text"}]`` lists) into the searched corpus, so a
+sample of ~100 questions is searched among thousands of passages, as larger evaluations are.
 """
 
 from __future__ import annotations
@@ -24,12 +27,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("format", choices=["hotpotqa", "musique", "2wiki", "beir"])
     parser.add_argument("files", nargs="+", type=Path)
+    parser.add_argument("--corpus", type=Path, action="append", default=[], help="extra passage corpus to pool (repeatable)")
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--chunking", choices=CHUNKING_MODES, default=ChunkConfig().mode)
     parser.add_argument("--chunk-tokens", type=int, default=ChunkConfig().max_tokens)
     args = parser.parse_args()
-    result = import_dataset(args.format, args.files)
+    result = import_dataset(args.format, args.files, args.corpus)
     config = IndexConfig(chunk=ChunkConfig(mode=args.chunking, max_tokens=args.chunk_tokens))
     with tempfile.TemporaryDirectory() as tmp:
         build_index(result.documents, Path(tmp) / "index", config)
