@@ -28,7 +28,7 @@ def pool_dir(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("pool-facts")
     build_index(load_corpora([CORPUS]), root / "index", IndexConfig())
     cases = [c for c in load_cases(ENTERPRISE / "cases.jsonl") if c.case_id in ("ent-001", "ent-003")]
-    return write_pool(build_pool(load_index(root / "index"), cases, depth=3, seed=1), root / "pool")
+    return write_pool(build_pool(load_index(root / "index"), cases, depth=10, seed=1), root / "pool")
 
 
 def _annotation(pool_dir: Path) -> list[dict]:

@@ -7,17 +7,20 @@ bridge, or another first-hop passage (the two branches of a comparison) — and 
 the members of the best pairs first::
 
     pair(p, c) = coverage(p ∪ c) + W_FIRST · s1(p) + W_NEXT · s(c) + W_NAMED · (named(p) + named(c))
+                 + W_LINK · linked(p, c)
 
 * ``coverage`` — IDF-weighted share of the question's (stemmed) content terms that ``p`` and ``c``
   contain together: a chain should account for the whole question, each passage for a part of it;
 * ``s1(p)`` — p's hop-1 score over the best hop-1 score; ``s(c)`` — c's score in the list that found
   it over the best score of that hop's lists (hop-1 score for a first-hop partner);
 * ``named`` — 1 when the question names the passage's title (the anchors of a comparison, the
-  first hop of a bridge question), else 0.
+  first hop of a bridge question), else 0;
+* ``linked`` — 1 when one of the two names the other's title and the question does not (the film
+  names its director, the wife her husband: how a chain's links are written), else 0.
 
-Longer paths ``(p, c, d)`` and ``(p, c, d, e)`` — each passage reached from the one before — are scored
-the same way (``s`` averaged over the followers), and only when each added passage brings at least
-``MIN_PATH_GAIN`` of the question's weight to what the path before it covers, or answers the plan's
+Longer paths ``(p, c, d)`` and ``(p, c, d, e)`` — each passage reached from the one before — are
+scored the same way (``s`` averaged over the followers, ``linked`` over the path's links), and only
+when each added passage brings at least ``MIN_PATH_GAIN`` of the question's weight to what the path before it covers, or answers the plan's
 next lookup (a branch marked ``planned``: the hop the plan asked for after the one it follows, whose
 sub-query names a relation — "the country where … was a citizen" — more than the question's terms).
 Greedy selection adds the
@@ -37,6 +40,7 @@ from hoprag.records import Hit
 W_FIRST = 0.5
 W_NEXT = 1.0
 W_NAMED = 0.25
+W_LINK = 0.5
 MIN_PATH_GAIN = 0.2  # share of the question's weight a third passage must add to extend a pair
 MAX_PATH = 4  # passages in the longest path scored
 
@@ -135,8 +139,12 @@ def order_by_chains(
     per_branch: int = 2,
     limit: int = 10,
     named: Callable[[str], bool] = lambda chunk_id: False,
+    linked: Callable[[str, str], float] = lambda a, b: 0.0,
 ) -> list[str]:
-    """Chunk ids best first: members of the best-scoring pairs, then the rest of hop 1."""
+    """Chunk ids best first: members of the best-scoring pairs, then the rest of hop 1.
+
+    ``linked(a, b)``: whether one of the two passages names the other's title where the question
+    does not (see :func:`hoprag.pipeline.title_links.title_linker`)."""
     def coverage(*chunk_ids: str) -> float:
         return question_coverage(question_terms, chunk_ids, weights)
 
@@ -153,6 +161,14 @@ def order_by_chains(
             named_cache[chunk_id] = 1.0 if named(chunk_id) else 0.0
         return named_cache[chunk_id]
 
+    link_cache: dict[tuple[str, str], float] = {}
+
+    def is_linked(a: str, b: str) -> float:
+        key = (a, b) if a < b else (b, a)
+        if key not in link_cache:
+            link_cache[key] = float(linked(a, b))
+        return link_cache[key]
+
     def offer(p: str, c: str, s_c: float) -> None:
         if p == c:
             return
@@ -161,6 +177,7 @@ def order_by_chains(
             + W_FIRST * s1.get(p, 0.0)
             + W_NEXT * s_c
             + W_NAMED * (is_named(p) + is_named(c))
+            + W_LINK * is_linked(p, c)
         )
         key = (p, c)
         if score > pairs.get(key, -1.0):
@@ -192,6 +209,7 @@ def order_by_chains(
                 + W_FIRST * s1.get(path[0], 0.0)
                 + W_NEXT * sum(scores) / len(scores)
                 + W_NAMED * sum(is_named(x) for x in longer)
+                + W_LINK * sum(is_linked(a, b) for a, b in zip(longer, longer[1:])) / (len(longer) - 1)
             )
             if score > pairs.get(longer, -1.0):
                 pairs[longer] = score

@@ -16,6 +16,7 @@ from hoprag.pipeline.graph_hop import GraphProposal, held_weights
 from hoprag.pipeline.plan import Plan, SubQuery
 from hoprag.pipeline.roles import Conditioned
 from hoprag.pipeline.text import fold
+from hoprag.pipeline.title_links import link_titles
 from hoprag.records import Evidence, Hit, HopStep, Usage
 
 if TYPE_CHECKING:
@@ -165,6 +166,8 @@ class QuestionRun:
             for (sub, conditioned), hits in zip(flat, results):
                 if not hits and not sub.depends_on:
                     hits, conditioned = self._reformulate(conditioned)
+                if sub.depends_on and conditioned.bridge:
+                    hits = link_titles(hits, conditioned.bridge)
                 depends = tuple(s.step_id for d in sub.depends_on for s in steps_of.get(d, ()))
                 keep = self.cfg.keep_first_hop if not sub.depends_on else self.cfg.keep_per_branch
                 bridge = {"order": sub.order}
@@ -256,6 +259,7 @@ class QuestionRun:
             parents = {e.chunk_id: e.step_id for e in self.held.values()}
             for branch, hits in zip(fresh, results):
                 self.issued.add(fold(branch.query))
+                hits = link_titles(hits, branch.bridge)
                 bridge = {"value": branch.bridge, "kind": branch.kind, "from_chunk": branch.from_chunk}
                 depends = (parents[branch.from_chunk],) if branch.from_chunk in parents else ()
                 step = self.step(sub_query=branch.bridge, issued=branch.query, hits=hits, keep=self.cfg.keep_per_branch, depends_on=depends, bridge=bridge)

@@ -21,6 +21,7 @@ from hoprag.pipeline.chains import Branch, TermWeights, order_by_chains, questio
 from hoprag.pipeline.extractive import extract_answer
 from hoprag.pipeline.graph_hop import graph_branches
 from hoprag.pipeline.text import Analyzer, fold
+from hoprag.pipeline.title_links import title_linker
 from hoprag.records import Answer, Chunk, Document, Evidence, Hit, HopStep
 
 
@@ -196,6 +197,7 @@ class ChainReranker:
             per_branch=self.per_branch,
             limit=self.limit,
             named=lambda chunk_id: _names_title(folded_question, held[chunk_id].title),
+            linked=title_linker(held, lambda c: _names_title(folded_question, held[c].title)),
         )
         for item in evidence:  # held but not placed: last, in the order found
             if item.chunk_id not in order and len(order) < self.limit:
@@ -212,10 +214,14 @@ def _planned(step: HopStep) -> bool:
 
 
 def _names_title(folded_question: str, title: str) -> bool:
-    """Whether the question names this passage's title (a strong sign it is a chain's anchor)."""
+    """Whether the question names this passage's title (a strong sign it is a chain's anchor);
+    a possessive names it too ("Susanne Porsche's husband"), and titles keep their own ("Dead Man's")."""
     key = title_key(title)
+    if len(key) < 3:
+        return False
     padded = f" {folded_question.strip('?!. ')} ".replace("?", " ").replace(",", " ")
-    return len(key) >= 3 and f" {key} " in padded
+    needle = f" {key} "
+    return needle in padded or needle in padded.replace("'s ", " ").replace("\u2019s ", " ")
 
 
 class CoverageJudge:
