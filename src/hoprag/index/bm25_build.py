@@ -3,10 +3,10 @@
 ``bm25s.tokenize`` + ``BM25.index`` want every text, then every document's token list, in memory
 at once (Python lists of ints: the bulk of a million-passage build's peak). :class:`BM25Builder`
 tokenises each batch as it comes (the same tokens as :class:`~hoprag.index.tokenize.Tokenizer`:
-accents folded if it folds them, lowercase, ``TOKEN_PATTERN``, stopwords dropped before stemming), keeps only each batch's
-``(chunk, term, tf)`` triples as numpy arrays, and computes the scores with bm25s's own idf and
-tf functions, so the matrix, the document frequencies and every score equal what bm25s builds
-from the same tokens (the tests compare them value for value).
+accents folded if it folds them, lowercase, ``TOKEN_PATTERN``, stopwords dropped before stemming),
+keeps only each batch's ``(chunk, term, tf)`` triples as numpy arrays, and computes the scores with
+bm25s's own idf and tf functions, so the matrix, the document frequencies and every score equal
+what bm25s builds from the same tokens (the tests compare them value for value).
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ suite checks both give identical tokens. An index saves its stopword list beside
 (:meth:`Tokenizer.save`), so answering queries never imports bm25s (a second of cold start).
 
 With ``fold_accents`` (on by default; an index records its choice in its manifest) every text, and
-the stopword list, is first put in base letters (:func:`hoprag.ingest.text.fold_accents`: 'Aschenbrödel' and 'Aschenbrodel' give one
-token); the tokens are then exactly bm25s's for the folded text. Only the analysed copy is folded:
-chunks, spans and offsets stay the original text's.
+the stopword list, is first put in base letters (:func:`hoprag.ingest.text.fold_accents`:
+'Aschenbrödel' and 'Aschenbrodel' give one token); the tokens are then exactly bm25s's for the
+folded text. Only the analysed copy is folded: chunks, spans and offsets stay the original text's.
 """
 
 from __future__ import annotations
