@@ -2,8 +2,10 @@
 
 Corpus: every context paragraph of the bundled HotpotQA, MuSiQue and 2WikiMultihopQA samples plus
 the enterprise corpus; queries: every question of those files. All three systems index the same
-chunk texts (title + newline + chunk) with the same tokens (PyStemmer English, bm25s English
-stopwords) and answer the same queries, k=10, one query at a time.
+chunk texts (title + newline + chunk) with the same tokens (accents folded, PyStemmer English,
+bm25s English stopwords: raw bm25s is handed the folded texts and queries, folding counted in its
+time) and answer the same queries, k=10, one query at a time. ``hoprag-unfolded`` is the same
+retriever with ``fold_accents=False`` (an index built before folding): what the fold costs.
 
     python bench/bm25.py [--data DIR] [--repeat N] [--json] [--quick]
 
@@ -34,6 +36,7 @@ from hoprag.index.bm25 import BM25Retriever, index_text
 from hoprag.index.tokenize import Tokenizer
 from hoprag.ingest.chunking import ChunkConfig, chunk_documents
 from hoprag.ingest.loaders import load_documents
+from hoprag.ingest.text import fold_accents
 from hoprag.records import Document
 
 K = 10
@@ -148,6 +151,35 @@ def time_queries(search: Callable[[str], Any], queries: list[str], repeat: int) 
     return per_query
 
 
+def fold_cost(docs: list[Document], texts: list[str], rounds: int) -> dict[str, float]:
+    """What folding adds to a build: folded and unfolded builds alternated ``rounds`` times, the
+    fastest of each kept (the machine is shared), and the fold alone against tokenising alone."""
+    builds: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(rounds):
+        for fold in (True, False):
+            chunks = chunk_documents(docs, ChunkConfig())
+            gc.collect()
+            start = time.perf_counter()
+            BM25Retriever(chunks, docs, tokenizer=Tokenizer(fold_accents=fold))
+            builds[fold].append(time.perf_counter() - start)
+    tokenizer = Tokenizer(fold_accents=False)
+    fold_s, tokenize_s = [], []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for t in texts:
+            fold_accents(t)
+        fold_s.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        for t in texts:
+            tokenizer.query(t)
+        tokenize_s.append(time.perf_counter() - start)
+    folded, unfolded = min(builds[True]), min(builds[False])
+    return {"build_s_folded": folded, "build_s_unfolded": unfolded, "build_ratio": folded / unfolded,
+            "fold_only_s": min(fold_s), "tokenize_only_s": min(tokenize_s),
+            "fold_share_of_tokenize": min(fold_s) / min(tokenize_s),
+            "non_ascii_texts": sum(not t.isascii() for t in texts) / max(len(texts), 1)}
+
+
 def summarise(ms: list[float]) -> dict[str, float]:
     ordered = sorted(ms)
     return {
@@ -167,10 +199,13 @@ def run(data: Path, repeat: int, max_queries: int | None = None) -> dict[str, An
     tokenizer = Tokenizer()
 
     hoprag, hoprag_s, hoprag_mb = measure_build(lambda: BM25Retriever(chunk_documents(docs, ChunkConfig()), docs))
+    unfolded, unfolded_s, unfolded_mb = measure_build(
+        lambda: BM25Retriever(chunk_documents(docs, ChunkConfig()), docs, tokenizer=Tokenizer(fold_accents=False)))
 
     def build_raw() -> bm25s.BM25:
         model = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
-        model.index(bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False)
+        folded = [fold_accents(t) for t in texts]
+        model.index(bm25s.tokenize(folded, stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False)
         return model
 
     raw, raw_s, raw_mb = measure_build(build_raw)
@@ -182,8 +217,11 @@ def run(data: Path, repeat: int, max_queries: int | None = None) -> dict[str, An
     def search_hoprag(q: str) -> Any:
         return hoprag.retrieve(q, k=K)
 
+    def search_unfolded(q: str) -> Any:
+        return unfolded.retrieve(q, k=K)
+
     def search_raw(q: str) -> Any:
-        tokens = bm25s.tokenize(q, stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False)
+        tokens = bm25s.tokenize(fold_accents(q), stopwords="en", stemmer=stemmer, return_ids=False, show_progress=False)
         return raw.retrieve(tokens, k=K, show_progress=False)
 
     def search_okapi(q: str) -> Any:
@@ -201,12 +239,14 @@ def run(data: Path, repeat: int, max_queries: int | None = None) -> dict[str, An
 
     results = {}
     # interleave systems per round so drift in machine load hits all three alike
-    timings: dict[str, list[float]] = {"hoprag": [], "bm25s": [], "rank_bm25": []}
+    timings: dict[str, list[float]] = {"hoprag": [], "hoprag-unfolded": [], "bm25s": [], "rank_bm25": []}
     for _ in range(repeat):
         timings["hoprag"] += time_queries(search_hoprag, queries, 1)
+        timings["hoprag-unfolded"] += time_queries(search_unfolded, queries, 1)
         timings["bm25s"] += time_queries(search_raw, queries, 1)
         timings["rank_bm25"] += time_queries(search_okapi, queries, 1)
-    builds = {"hoprag": (hoprag_s, hoprag_mb), "bm25s": (raw_s, raw_mb), "rank_bm25": (okapi_s, okapi_mb)}
+    builds = {"hoprag": (hoprag_s, hoprag_mb), "hoprag-unfolded": (unfolded_s, unfolded_mb), "bm25s": (raw_s, raw_mb),
+              "rank_bm25": (okapi_s, okapi_mb)}
     for name, ms in timings.items():
         results[name] = {**summarise(ms), "build_s": builds[name][0], "build_peak_mib": builds[name][1]}
     return {
@@ -220,7 +260,10 @@ def run(data: Path, repeat: int, max_queries: int | None = None) -> dict[str, An
             "hoprag_over_bm25s_p50": results["hoprag"]["p50_ms"] / results["bm25s"]["p50_ms"],
             "rank_bm25_over_hoprag_mean": results["rank_bm25"]["mean_ms"] / results["hoprag"]["mean_ms"],
             "rank_bm25_over_hoprag_p50": results["rank_bm25"]["p50_ms"] / results["hoprag"]["p50_ms"],
+            "fold_over_unfolded_mean": results["hoprag"]["mean_ms"] / results["hoprag-unfolded"]["mean_ms"],
+            "fold_over_unfolded_p50": results["hoprag"]["p50_ms"] / results["hoprag-unfolded"]["p50_ms"],
         },
+        "fold_cost": fold_cost(docs, texts, repeat),
         "versions": {"bm25s": bm25s.__version__, "python": sys.version.split()[0]},
     }
 
@@ -229,15 +272,20 @@ def print_table(report: dict[str, Any]) -> None:
     c = report["corpus"]
     print(f"corpus: {c['documents']} documents, {c['chunks']} chunks, {c['queries']} queries "
           f"(x{report['repeat']}), k={report['k']}; documents via {c['built_with']}")
-    print(f"{'system':<11}{'mean ms':>10}{'p50 ms':>10}{'p95 ms':>10}{'build s':>10}{'build MiB':>11}")
+    print(f"{'system':<16}{'mean ms':>10}{'p50 ms':>10}{'p95 ms':>10}{'build s':>10}{'build MiB':>11}")
     for name, r in report["systems"].items():
-        print(f"{name:<11}{r['mean_ms']:>10.4f}{r['p50_ms']:>10.4f}{r['p95_ms']:>10.4f}"
+        print(f"{name:<16}{r['mean_ms']:>10.4f}{r['p50_ms']:>10.4f}{r['p95_ms']:>10.4f}"
               f"{r['build_s']:>10.3f}{r['build_peak_mib']:>11.1f}")
     r = report["ratios"]
     print(f"hoprag / bm25s:    mean {r['hoprag_over_bm25s_mean']:.3f}x, p50 {r['hoprag_over_bm25s_p50']:.3f}x"
           "  (target <= 1.1x)")
     print(f"rank_bm25 / hoprag: mean {r['rank_bm25_over_hoprag_mean']:.1f}x, p50 {r['rank_bm25_over_hoprag_p50']:.1f}x"
           "  (target >= 10x)")
+    f = report["fold_cost"]
+    print(f"folded / unfolded:  query mean {r['fold_over_unfolded_mean']:.3f}x, p50 {r['fold_over_unfolded_p50']:.3f}x; "
+          f"build {f['build_ratio']:.3f}x (fastest of {report['repeat']}: {f['build_s_folded']:.3f} s vs {f['build_s_unfolded']:.3f} s); "
+          f"folding alone {f['fold_only_s'] * 1000:.1f} ms = {f['fold_share_of_tokenize']:.1%} of tokenising alone "
+          f"({f['non_ascii_texts']:.0%} of texts not ASCII)")
     print(f"max |score difference| hoprag vs bm25s over all queries: {report['max_abs_score_diff_vs_bm25s']:.2e}")
 
 

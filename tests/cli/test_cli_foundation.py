@@ -44,6 +44,16 @@ def test_index_writes_a_manifest(work):
     assert manifest["document_count"] == len((work / "hp" / "corpus.jsonl").read_text().splitlines())
 
 
+def test_index_folds_accents_unless_told_not_to(work):
+    assert json.loads((work / "hp" / "index" / "manifest.json").read_text())["config"]["fold_accents"] is True
+    done = hoprag("index", "hp/corpus.jsonl", "--out", "hp/unfolded", "--no-fold-accents", "--quiet", cwd=work)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((work / "hp" / "unfolded" / "manifest.json").read_text())["config"]["fold_accents"] is False
+    done = hoprag("search", "hp/unfolded", "Neil Peart drummer of Rush", "-k", "1", "--json", cwd=work)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)[0]["title"] == "Neil Peart"
+
+
 def test_search_json_is_ranked(work):
     done = hoprag("search", "hp/index", "Neil Peart drummer of Rush", "-k", "3", "--json", cwd=work)
     assert done.returncode == 0, done.stderr

@@ -44,6 +44,7 @@ QUERIES = (
     "support response policy critical incident",
     "MLS Cup 2005 New England Revolution",
     "plan catalog product family",
+    "Rétention pólicy for cüstomer dàta",  # both stores fold the query as they folded the corpus
 )
 TOL = 1e-5
 STORES = ("local", "postgres")
@@ -271,6 +272,13 @@ def test_bm25_ranks_the_same_within_the_documented_tolerance(local_index, postgr
         ours = local_index.bm25.retrieve(query, 10, filters=filters)
         theirs = postgres_index.bm25.retrieve(query, 10, filters=filters)
         assert_same_ranking(ours, theirs)
+
+
+def test_both_stores_fold_accents_in_queries_as_in_the_corpus(local_index, postgres_index) -> None:
+    assert local_index.manifest.config.fold_accents and postgres_index.manifest.config.fold_accents
+    for index in (local_index, postgres_index):
+        plain = index.bm25.retrieve("retention policy for customer data", 10)
+        assert plain and index.bm25.retrieve("Rétention pólicy for cüstomer dàta", 10) == plain
 
 
 def test_hybrid_fuses_the_same_lists_into_the_same_hits(local_index, postgres_index) -> None:

@@ -32,6 +32,10 @@ def register(app: typer.Typer) -> None:
         embedder: str = typer.Option("minilm", "--embedder", help="dense model: minilm (int8 MiniLM, 384-d) | static (model2vec, 64-d)"),
         ann: str = typer.Option("auto", "--ann", help="with --dense, how vectors are searched: auto (an HNSW graph from 50,000 chunks, exact below) | exact | hnsw"),
         graph: bool = typer.Option(True, "--graph/--no-graph", help="also build the entity graph the graph hop walks"),
+        fold_accents: bool = typer.Option(
+            True, "--fold-accents/--no-fold-accents",
+            help="BM25 matches words in base letters ('Aschenbrodel' finds 'Aschenbrödel', 'Strasse' 'Straße'); queries follow the index",
+        ),
         executor: str = EXECUTOR_OPT,
         workers: Optional[int] = WORKERS_OPT,
         quiet: bool = typer.Option(False, "--quiet", "-q"),
@@ -75,6 +79,7 @@ def register(app: typer.Typer) -> None:
             embedder=check_choice(embedder, EMBEDDER_NAMES, "embedder"),
             ann=check_choice(ann, ANN_MODES, "ann mode"),
             graph=graph,
+            fold_accents=fold_accents,
         )
         with staged_progress("index", quiet=quiet) as progress:
             if store is not None:

@@ -3,10 +3,10 @@
 ``bm25s.tokenize`` + ``BM25.index`` want every text, then every document's token list, in memory
 at once (Python lists of ints: the bulk of a million-passage build's peak). :class:`BM25Builder`
 tokenises each batch as it comes (the same tokens as :class:`~hoprag.index.tokenize.Tokenizer`:
-lowercase, ``TOKEN_PATTERN``, stopwords dropped before stemming), keeps only each batch's
-``(chunk, term, tf)`` triples as numpy arrays, and computes the scores with bm25s's own idf and
-tf functions, so the matrix, the document frequencies and every score equal what bm25s builds
-from the same tokens (the tests compare them value for value).
+accents folded if it folds them, lowercase, ``TOKEN_PATTERN``, stopwords dropped before stemming),
+keeps only each batch's ``(chunk, term, tf)`` triples as numpy arrays, and computes the scores with
+bm25s's own idf and tf functions, so the matrix, the document frequencies and every score equal
+what bm25s builds from the same tokens (the tests compare them value for value).
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ class BM25Builder:
         self.method, self.k1, self.b, self.delta = method, k1, b, delta
         self._vocab = _Vocabulary(tokenizer)
         self._split = re.compile(TOKEN_PATTERN).findall
+        self._fold = tokenizer.fold
         self._keys: list[np.ndarray] = []  # per batch: chunk << 32 | term, sorted, unique
         self._tfs: list[np.ndarray] = []
         self._lengths: list[np.ndarray] = []
@@ -56,11 +57,11 @@ class BM25Builder:
     def add(self, texts: Sequence[str]) -> None:
         """Tokenise one batch of chunk texts (what BM25 sees: title, newline, text)."""
         lookup = self._vocab.__getitem__
-        split = self._split
+        split, fold = self._split, self._fold
         flat: list[int] = []
         lengths = np.empty(len(texts), dtype=np.int64)
         for i, text in enumerate(texts):
-            ids = [t for t in map(lookup, split(text.lower())) if t >= 0]
+            ids = [t for t in map(lookup, split(fold(text).lower())) if t >= 0]
             lengths[i] = len(ids)
             flat.extend(ids)
         terms = np.asarray(flat, dtype=np.int64)

@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from hoprag.index.ann import AnnInfo
 from hoprag.index.bm25 import BM25Params
@@ -34,6 +34,9 @@ class IndexConfig(BaseModel):
     bm25: BM25Params = Field(default_factory=BM25Params)
     stemmer: str | None = "english"
     stopwords: str | None = "en"
+    #: BM25 analyses text in base letters ('Aschenbrodel' finds 'Aschenbrödel'; hoprag.ingest.text.fold_accents).
+    #: A manifest written before the field existed reads as False: such an index was built unfolded
+    fold_accents: bool = True
     dense: bool = False
     embedder: Literal["minilm", "static"] = "minilm"
     #: dense search: exact, an HNSW graph, or auto (the graph from 50,000 chunks; hoprag.index.ann)
@@ -42,7 +45,7 @@ class IndexConfig(BaseModel):
     graph: bool = True
 
     def tokenizer(self) -> Tokenizer:
-        return Tokenizer(stemmer=self.stemmer, stopwords=self.stopwords)
+        return Tokenizer(stemmer=self.stemmer, stopwords=self.stopwords, fold_accents=self.fold_accents)
 
 
 class DenseInfo(BaseModel):
@@ -92,6 +95,14 @@ class IndexManifest(BaseModel):
     graph: GraphInfo | None = None
     build: BuildStats | None = None
 
+    @field_validator("config", mode="before")
+    @classmethod
+    def _unfolded_before_the_field(cls, config: Any) -> Any:
+        """An index built before the analyser recorded ``fold_accents`` did not fold (nor must its queries)."""
+        if isinstance(config, dict) and "fold_accents" not in config:
+            return {**config, "fold_accents": False}
+        return config
+
 
 def config_hash(config: IndexConfig) -> str:
     """sha256 of the canonical (sorted-key, compact) config JSON, first 16 hex digits.
@@ -106,6 +117,8 @@ def config_hash(config: IndexConfig) -> str:
         payload.pop("ann")
     if config.graph:  # the default: hashes of indexes built before the graph existed stay as they were
         payload.pop("graph")
+    if not config.fold_accents:  # what every index built before the field did: their hashes stay as they were
+        payload.pop("fold_accents")
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 

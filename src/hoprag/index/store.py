@@ -347,7 +347,8 @@ def load_index(directory: str | Path, *, mmap: bool = True) -> LoadedIndex:
                   acl_classes=list(manifest.acl_classes), fix=fix)
     documents, chunks = StoredDocuments(db), StoredChunks(db)
     try:
-        tokenizer = Tokenizer.load(path / BM25_DIR, manifest.config.stemmer, manifest.config.stopwords)
+        tokenizer = Tokenizer.load(path / BM25_DIR, manifest.config.stemmer, manifest.config.stopwords,
+                                   fold_accents=manifest.config.fold_accents)
         bm25 = BM25Retriever.load(path / BM25_DIR, chunks.in_order(), documents, manifest.config.bm25,
                                   tokenizer=tokenizer, mmap=mmap)
     except (OSError, ValueError, KeyError, HopragError) as exc:
