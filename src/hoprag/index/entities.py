@@ -57,12 +57,15 @@ _DIGITS = (
 # A run of capitalised words, allowing short lowercase connectors inside ("Hall of Fame"):
 #   (?<![\w'])(?:WORD|ORDINAL)(?:[ \t]+(?:CONNECTOR[ \t]+)*(?:WORD|ORDINAL))*
 #   WORD = [A-Z]\.(?:[ \t]?[A-Z]\.)* | [A-Z\u00C0-\u00DE][\w\u00C0-\u024F'\-]*,  ORDINAL = \d{1,2}(?:st|nd|rd|th)
-_WORD = r"(?:[A-Z]\.(?:[ \t]?[A-Z]\.)*|[A-Z\u00C0-\u00DE][\w\u00C0-\u024F'\-]*)"
+# Past a word's first character the initial's dot is matched first and its letter checked behind
+# (an alternative opening with a character is skipped by it alone), then the rest of a word.
+_INITIALS = r"\.(?<=[A-Z]\.)(?:[ \t]?[A-Z]\.)*"
+_WORD = r"[A-Z\u00C0-\u00DE](?:" + _INITIALS + r"|[\w\u00C0-\u024F'\-]*)"
 _ORDINAL = r"\d{1,2}(?:st|nd|rd|th)"
 _CONNECTORS = r"(?:of|the|de|la|le|von|van|der|du|da|di|del|&|for|on|y)"
 _CAPITALISED = re.compile(
     r"[A-Z\u00C0-\u00DE" + _DIGITS + r"](?<![\w'].)"  # the first word's first character, nothing word-like before it
-    r"(?:(?<=[A-Z])\.(?:[ \t]?[A-Z]\.)*|(?<=[A-Z\u00C0-\u00DE])[\w\u00C0-\u024F'\-]*|(?<=\d)\d?(?:st|nd|rd|th))"
+    r"(?:" + _INITIALS + r"|(?<=[A-Z\u00C0-\u00DE])[\w\u00C0-\u024F'\-]*|(?<=\d)\d?(?:st|nd|rd|th))"
     r"(?:[ \t]+(?:" + _CONNECTORS + r"[ \t]+)*(?:" + _WORD + "|" + _ORDINAL + "))*"
 )
 # A quoted title holding a letter: ["\u201c]([^"\u201d]*[^\W\d_][^"\u201d]*)["\u201d] (here without
