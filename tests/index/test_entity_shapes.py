@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hoprag.datasets.importers import import_dataset
-from hoprag.index.entities import spans_by_kind, surface_spans
+from hoprag.index.entities import _DIGITS, spans_by_kind, surface_spans
 
 pytestmark = pytest.mark.unit
 
@@ -77,6 +77,9 @@ def test_shapes_match_the_reference_on_real_passages() -> None:
     "J. R. R. Tolkien met the 3rd Duke of Wellington and Pál Gábor at the Hall of Fame.",
     "O'Brien's band, 'Rush' and l'Orchestre de la Suisse Romande; x1st and 21st Century Fox.",
     "\u00c9cole Normale Sup\u00e9rieure \u00d7 \u00deingvellir",
+    # digits beyond ASCII open ordinals and dates like ASCII ones; other characters of the digit
+    # table (an emoji, a CJK numeral) open nothing
+    "\u0661\u0662st Street, 3 March \u0661\u0669\u0669\u0660, \uff11\uff19\uff19\uff10, \U0001d7d9\U0001d7e0nd \U0001f600 \u4e09 KP-\u0662",
 ])
 def test_shapes_match_the_reference_on_edge_cases(text: str) -> None:
     _check(text)
@@ -86,8 +89,16 @@ _PIECES = st.sampled_from([
     "A", "B", "J", "M", "O", "N", "D", "S", "F", "KP", "X", "a", "b", "x", "of", "the", "de", "y", "&",
     "0", "1", "2", "5", "19", "20", "1990", "2003", "st", "nd", "th", "January", "May", "March", "June",
     "Hall", "Fame", "\u00c9", "\u00e9", "\u00d7", "'", "\u2019s", "'s", "-", ".", ",", ";", '"', "\u201c",
-    "\u201d", " ", " ", "\t", "\n", "(", ")", "_",
+    "\u201d", " ", " ", "\t", "\n", "(", ")", "_", "\u0661", "\uff19", "\U0001d7d9", "\U0001f600", "\u4e09",
 ])
+
+
+def test_the_digit_table_holds_every_digit() -> None:
+    # the shapes' opening classes hold ``_DIGITS`` in place of ``\d`` and check ``\d`` behind it: a
+    # superset is exact, a digit missing from it would be missed
+    table = re.compile("[" + _DIGITS + "]")
+    missing = [hex(c) for c in range(0x110000) if re.fullmatch(r"\d", chr(c)) and not table.fullmatch(chr(c))]
+    assert not missing, f"add these decimal digits to entities._DIGITS: {missing}"
 
 
 @settings(max_examples=400, deadline=None)

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from hoprag.index.entities import SHAPE_KINDS, mention_of, spans_by_kind, title_heads, title_key, titles_inside
-from hoprag.index.entity_graph import GRAPH_DIR, EntityGraph, GraphConfig, GraphInfo, _sparse, save_graph
+from hoprag.index.entity_graph import GRAPH_DIR, EntityGraph, GraphConfig, GraphInfo, save_graph
 from hoprag.index.graph_arrays import CsrArrays
 from hoprag.records import Chunk, Document
 
@@ -43,7 +43,10 @@ class GraphBuilder:
     Only compact arrays grow with the corpus: each distinct mention (key and, for a multi-word name,
     its words) gets an id when first seen, and a chunk is the run of its mention ids in one flat array.
     Titles inside longer names are looked up at the end, once per distinct name, when every document
-    title is known; the matrices are then assembled with numpy from the flat arrays."""
+    title is known; the matrices are then assembled with numpy from the flat arrays, without scipy:
+    keys are ranked in string order first, so the sorted (chunk, key rank) pairs are already the
+    chunks' entity rows in order, and the links sum each pair's float32 weights in the order a
+    sparse product would (the files are those the scipy assembly wrote, byte for byte)."""
 
     def __init__(self, config: GraphConfig | None = None) -> None:
         self.config = config or GraphConfig()
@@ -100,74 +103,80 @@ class GraphBuilder:
     def build(self) -> tuple[EntityGraph, int]:
         """The graph, and how many common entities were dropped."""
         start = time.perf_counter()
-        sparse = _sparse()
-        pairs = self._chunk_key_pairs()
+        subs, sub_counts = self._titles_inside_names()  # may add keys: before the keys are ranked
+        keys = list(self._key_ids)
+        # every key's place in string order: entity rows are kept keys in that order, so (chunk, rank)
+        # pairs in sorted order are the chunks' entity rows in sorted order too
+        by_name = sorted(range(len(keys)), key=keys.__getitem__)
+        rank = np.empty(len(keys), dtype=np.int64)
+        rank[by_name] = np.arange(len(keys), dtype=np.int64)
+        width = max(len(keys), 1)
+        pairs = self._chunk_rank_pairs(rank, width, subs, sub_counts)
         n = len(self._chunk_ids)
-        keys = np.asarray(list(self._key_ids), dtype=object)
-        chunk_of = pairs // len(keys) if len(keys) else pairs
-        key_of = pairs % len(keys) if len(keys) else pairs
-        df = np.bincount(key_of, minlength=len(keys))
+        chunk_of, rank_of = np.divmod(pairs, width)
+        df = np.bincount(rank_of, minlength=len(keys))
         cap = max(self.config.min_cap, int(self.config.max_share * n))
-        kept = np.flatnonzero((df >= 1) & (df <= cap))
-        kept = kept[sorted(range(kept.size), key=keys[kept].__getitem__)]  # rows in key order
-        row_of = np.full(len(keys), -1, dtype=np.int64)
-        row_of[kept] = np.arange(kept.size)
-        rows = row_of[key_of]
-        keep = rows >= 0
-        order = np.lexsort((chunk_of[keep], rows[keep]))
-        indices = chunk_of[keep][order].astype(np.int32)
-        indptr = np.zeros(kept.size + 1, dtype=np.int32)
-        np.cumsum(np.bincount(rows[keep], minlength=kept.size), out=indptr[1:])
-        entity_chunk = sparse.csr_matrix((np.ones(indices.size, dtype=np.float32), indices, indptr),
-                                         shape=(kept.size, n))
-        freq = np.diff(entity_chunk.indptr)
-        rare = (freq >= 2) & (freq <= self.config.link_max_chunks)
-        weights = np.where(rare, 1.0 / np.maximum(freq - 1, 1), 0.0).astype(np.float32)
-        chunk_chunk = (entity_chunk.T.tocsr() @ (sparse.diags(weights) @ entity_chunk)).tocsr()
-        chunk_chunk.setdiag(0)
-        chunk_chunk.eliminate_zeros()
-        chunk_chunk = chunk_chunk.astype(np.float32)
-        chunk_chunk.sort_indices()
+        kept = (df >= 1) & (df <= cap)
+        row_of = np.cumsum(kept) - 1  # rank -> entity row (where kept)
+        keep = kept[rank_of]
+        chunks, rows = chunk_of[keep], row_of[rank_of[keep]]
+        entities = int(np.count_nonzero(kept))
+        mentioned = CsrArrays(_indptr(chunks, n), rows.astype(np.int32), None, (n, entities))
+        mentions = _transpose(mentioned, chunks, rows)
         # a key that is a document title is kind "title" wherever it is mentioned; any other keeps
         # the kind of its first mention
         titles = self._titles
-        kinds = tuple("title" if keys[k] in titles else self._key_kinds[k] for k in kept.tolist())
-        graph = EntityGraph(keys=tuple(keys[kept].tolist()), kinds=kinds, mentions=CsrArrays.from_scipy(entity_chunk, ones=True),
-                            mentioned=CsrArrays.from_scipy(entity_chunk.T.tocsr(), ones=True),
-                            links=CsrArrays.from_scipy(chunk_chunk), chunk_ids=tuple(self._chunk_ids))
+        ids = np.asarray(by_name, dtype=np.int64)[kept].tolist() if by_name else []
+        names, first_kinds = [keys[k] for k in ids], self._key_kinds
+        kinds = tuple("title" if key in titles else first_kinds[k] for key, k in zip(names, ids))
+        graph = EntityGraph(keys=tuple(names), kinds=kinds, mentions=mentions, mentioned=mentioned,
+                            links=_links(mentions, n, self.config.link_max_chunks), chunk_ids=tuple(self._chunk_ids))
         self.seconds += time.perf_counter() - start
         return graph, int(np.count_nonzero(df > cap))
 
-    def _chunk_key_pairs(self) -> np.ndarray:
-        """``chunk * keys + key`` for every (chunk, entity key) the corpus holds, sorted, unique: each
-        mention stands for its key, a multi-word name also for the document titles inside it."""
+    def _titles_inside_names(self) -> tuple[list[int], np.ndarray]:
+        """The document titles inside each multi-word name (looked up once per distinct name), flat in
+        mention order, and how many each mention has."""
         titles = frozenset(self._titles)
         heads = title_heads(titles)
+        clear = heads.isdisjoint  # a run can only be a title if it starts with a title's first word
         inside: dict[tuple[str, ...], tuple[int, ...]] = {}
-        sub_counts = np.zeros(len(self._mention_words), dtype=np.int64)
+        named: list[int] = []
+        counts: list[int] = []
         subs: list[int] = []
+        all_words = self._mention_words
         for mention in self._named if titles else ():
-            words = self._mention_words[mention]
+            words = all_words[mention]
+            if clear(words):
+                continue
             found = inside.get(words)
             if found is None:
                 found = inside[words] = tuple(self._key(t, "title") for t in titles_inside(words, titles, heads))
-            sub_counts[mention] = len(found)
-            subs.extend(found)
-        width = len(self._key_ids)
+            if found:
+                named.append(mention)
+                counts.append(len(found))
+                subs.extend(found)
+        sub_counts = np.zeros(len(all_words), dtype=np.int64)
+        sub_counts[np.asarray(named, dtype=np.int64)] = counts
+        return subs, sub_counts
+
+    def _chunk_rank_pairs(self, rank: np.ndarray, width: int, subs: list[int], sub_counts: np.ndarray) -> np.ndarray:
+        """``chunk * width + rank`` for every (chunk, entity key) the corpus holds, sorted, unique: each
+        mention stands for its key, a multi-word name also for the document titles inside it."""
         mentions = np.frombuffer(self._mentions, dtype=np.int32) if self._mentions else np.zeros(0, np.int32)
         ends = np.frombuffer(self._ends, dtype=np.int64) if self._ends else np.zeros(0, np.int64)
         chunks = np.repeat(np.arange(ends.size, dtype=np.int64), np.diff(ends, prepend=0))
         naming = mentions >= 0
         mentions, chunks = mentions[naming], chunks[naming]
         keys = np.frombuffer(self._mention_keys, dtype=np.int64) if self._mention_keys else np.zeros(0, np.int64)
-        pairs = [chunks * width + keys[mentions]]
+        pairs = [chunks * width + rank[keys[mentions]]]
         if subs:
             named = sub_counts[mentions] > 0
             mentions, chunks = mentions[named], chunks[named]
             per = sub_counts[mentions]
             first = (np.cumsum(sub_counts) - sub_counts)[mentions]
             at = np.arange(int(per.sum()), dtype=np.int64) - np.repeat(np.cumsum(per) - per - first, per)
-            pairs.append(np.repeat(chunks, per) * width + np.asarray(subs, dtype=np.int64)[at])
+            pairs.append(np.repeat(chunks, per) * width + rank[np.asarray(subs, dtype=np.int64)[at]])
         flat = np.sort(np.concatenate(pairs))
         return flat[np.concatenate(([True], flat[1:] != flat[:-1]))] if flat.size else flat
 
@@ -189,3 +198,49 @@ def build_entity_graph(
         document = documents.get(chunk.doc_id)
         builder.add([chunk], document.title if document else "")
     return builder.build()
+
+
+def _indptr(rows: np.ndarray, count: int) -> np.ndarray:
+    """CSR row pointers (int32) of entries whose rows, in stored order, are ``rows``."""
+    indptr = np.zeros(count + 1, dtype=np.int32)
+    np.cumsum(np.bincount(rows, minlength=count), out=indptr[1:])
+    return indptr
+
+
+def _transpose(matrix: CsrArrays, rows: np.ndarray, columns: np.ndarray) -> CsrArrays:
+    """The transpose of a values-1 ``matrix`` whose entries, in stored order, are (``rows``,
+    ``columns``): a stable sort by column keeps each new row's entries in ascending order."""
+    order = np.argsort(columns, kind="stable")
+    return CsrArrays(_indptr(columns, matrix.shape[1]), rows[order].astype(np.int32), None,
+                     (matrix.shape[1], matrix.shape[0]))
+
+
+def _links(mentions: CsrArrays, n: int, link_max_chunks: int) -> CsrArrays:
+    """chunks × chunks: each pair of the chunks of an entity held by 2..``link_max_chunks`` chunks gets
+    ``1 / (df - 1)``, summed over the entities the two share in ascending entity order, in float32,
+    so every sum is the one the sparse product ``Eᵀ · diag(w) · E`` makes (no diagonal, no zeros)."""
+    freq = np.diff(mentions.indptr).astype(np.int64)
+    rare = np.flatnonzero((freq >= 2) & (freq <= link_max_chunks))
+    weights = (1.0 / np.maximum(freq[rare] - 1, 1)).astype(np.float32)
+    sizes = freq[rare]
+    # every ordered pair (i, j) of each rare entity's chunks, entity after entity
+    owner = np.repeat(np.arange(rare.size, dtype=np.int64), sizes * sizes)
+    base = np.repeat(mentions.indptr[rare].astype(np.int64), sizes * sizes)
+    local = np.arange(owner.size, dtype=np.int64) - np.repeat(np.cumsum(sizes * sizes) - sizes * sizes, sizes * sizes)
+    size = sizes[owner]
+    first = mentions.indices[base + local // size].astype(np.int64)
+    second = mentions.indices[base + local % size].astype(np.int64)
+    off = first != second
+    first, second, values = first[off], second[off], weights[owner[off]]
+    cell = first * max(n, 1) + second
+    order = np.argsort(cell, kind="stable")  # entities stay ascending within each cell
+    cell, values = cell[order], values[order]
+    starts = np.concatenate(([True], cell[1:] != cell[:-1])) if cell.size else np.zeros(0, dtype=bool)
+    group = np.cumsum(starts) - 1
+    step = np.arange(cell.size, dtype=np.int64) - np.flatnonzero(starts)[group]
+    sums = np.zeros(int(starts.sum()), dtype=np.float32)
+    for k in range(int(step.max()) + 1 if step.size else 0):  # one addition per shared entity, in order
+        at = step == k
+        sums[group[at]] += values[at]
+    cells = cell[starts]
+    return CsrArrays(_indptr(cells // max(n, 1), n), (cells % max(n, 1)).astype(np.int32), sums, (n, n))
