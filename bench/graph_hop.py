@@ -36,7 +36,7 @@ from hoprag.index.store import IndexConfig, build_index, load_index
 from hoprag.ingest.text import fold
 from hoprag.pipeline.factory import make_engine
 from hoprag.pipeline.graph_hop import GraphHop, personalized_pagerank, transition_matrix
-from hoprag.pipeline.local_ppr import EPSILON
+from hoprag.pipeline.local_ppr import EPSILON, PushResult
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT / "data" / "train"  # the training-split samples (DATA_LICENSES.md)
@@ -96,7 +96,7 @@ class PowerIterationHop(GraphHop):
             vector[node] += mass
         scores = personalized_pagerank(self.transition_t, vector)
         nodes = np.flatnonzero(scores > 0)
-        return nodes, scores[nodes]
+        return PushResult(nodes, scores[nodes], self.transition_t.nnz, 0.0, False)
 
 
 def walk_agreement(index, cases, epsilons=EPSILONS) -> dict:

@@ -18,7 +18,7 @@ from hoprag.ingest.chunking import ChunkConfig, chunk_document
 from hoprag.ingest.loaders import load_corpora
 from hoprag.pipeline.factory import make_engine
 from hoprag.pipeline.graph_hop import GraphHop, personalized_pagerank, transition_matrix
-from hoprag.pipeline.local_ppr import EPSILON, forward_push
+from hoprag.pipeline.local_ppr import BUDGET, EPSILON, PushResult, PushScratch, forward_push
 from hoprag.records import Document
 
 pytestmark = pytest.mark.unit
@@ -108,15 +108,75 @@ def test_forward_push_meets_the_dense_fixed_point_and_stays_in_the_seeds_compone
 
     seed = {0: 0.7, 3: 0.3}
     expected = dense_ppr(a, np.array([0.7, 0, 0, 0.3, 0, 0, 0, 0]), 0.5)
-    nodes, scores = forward_push(edges, floor, 8, seed, damping=0.5, epsilon=1e-13)
+    nodes, scores, *_ = forward_push(edges, floor, 8, seed, damping=0.5, epsilon=1e-13)
     assert set(nodes) <= {0, 1, 2, 3, 4} and set(seen) <= {0, 1, 2, 3, 4}  # never the other component
     np.testing.assert_allclose(scores, expected[nodes], rtol=0, atol=1e-11)
     # coarse epsilon: fewer rounds, and the scores stay lower bounds of the fixed point
-    coarse_nodes, coarse = forward_push(edges, floor, 8, seed, damping=0.5, epsilon=1e-2)
+    coarse_nodes, coarse, *_ = forward_push(edges, floor, 8, seed, damping=0.5, epsilon=1e-2)
     assert np.all(coarse <= expected[coarse_nodes] + 1e-15)
     # a seed without edges keeps (1 - d) of its mass and passes none on, as in the power iteration
-    lone_nodes, lone = forward_push(edges, floor, 8, {5: 1.0}, damping=0.5)
+    lone_nodes, lone, *_ = forward_push(edges, floor, 8, {5: 1.0}, damping=0.5)
     assert list(lone_nodes) == [5] and lone[0] == pytest.approx(0.5)
+
+
+def test_the_edge_budget_pushes_the_heaviest_residual_first_and_records_what_it_left() -> None:
+    a = np.zeros((8, 8))
+    for i, j, w in [(0, 1, 1.0), (1, 2, 2.0), (2, 3, 1.0), (3, 0, 0.5), (0, 2, 1.0), (3, 4, 3.0), (6, 7, 1.0)]:
+        a[i, j] = a[j, i] = w
+    rows = sparse.csr_matrix(a)
+
+    def edges(nodes):
+        owner = np.repeat(np.arange(len(nodes)), np.diff(rows.indptr)[nodes])
+        at = np.concatenate([np.arange(rows.indptr[u], rows.indptr[u + 1]) for u in nodes])
+        return owner, rows.indices[at].astype(np.int64), rows.data[at]
+
+    def work(nodes):
+        return np.diff(rows.indptr)[nodes]
+
+    def floor(nodes):
+        return np.zeros(len(nodes))
+
+    seed = {0: 0.7, 3: 0.3}
+    expected = dense_ppr(a, np.array([0.7, 0, 0, 0.3, 0, 0, 0, 0]), 0.5)
+    # nodes 0 and 3 hold three edges each; a budget of three pushes only the heavier, node 0: it keeps
+    # 0.5 × 0.7 and spreads 0.35 over its edge weights 1 (to 1), 1 (to 2) and 0.5 (to 3), of 2.5
+    cut = forward_push(edges, floor, 8, seed, damping=0.5, epsilon=1e-13, work=work, budget=3)
+    assert cut.truncated and cut.edges == 3
+    assert list(cut.nodes) == [0, 1, 2, 3]
+    np.testing.assert_allclose(cut.scores, [0.35, 0.5 * 0.14, 0.5 * 0.14, 0.5 * (0.3 + 0.07)], rtol=0, atol=1e-15)
+    assert cut.residual == pytest.approx(0.14 + 0.14 + 0.37)  # 1 − 0.35 settled: nothing is lost
+    assert np.all(cut.scores <= expected[cut.nodes] + 1e-15)  # still lower bounds of the fixed point
+    # a budget the walk never reaches changes nothing, float for float
+    free = forward_push(edges, floor, 8, seed, damping=0.5, epsilon=1e-13, work=work)
+    roomy = forward_push(edges, floor, 8, seed, damping=0.5, epsilon=1e-13, work=work, budget=free.edges)
+    assert not roomy.truncated and not free.truncated and roomy.edges == free.edges
+    assert np.array_equal(roomy.nodes, free.nodes) and np.array_equal(roomy.scores, free.scores)
+    # a budget smaller than every seed's edges pushes nothing: the seeds keep (1 - d) of their mass
+    none = forward_push(edges, floor, 8, seed, damping=0.5, work=work, budget=2)
+    assert none.truncated and none.edges == 0 and list(none.nodes) == [0, 3]
+    np.testing.assert_allclose(none.scores, [0.35, 0.15])
+    with pytest.raises(ValueError, match="budget needs work"):
+        forward_push(edges, floor, 8, seed, damping=0.5, budget=3)
+
+
+def test_a_reused_scratch_gives_the_same_walk_and_is_left_clean() -> None:
+    a = np.zeros((5, 5))
+    for i, j, w in [(0, 1, 1.0), (1, 2, 2.0), (2, 3, 1.0), (3, 0, 0.5), (3, 4, 3.0)]:
+        a[i, j] = a[j, i] = w
+    rows = sparse.csr_matrix(a)
+
+    def edges(nodes):
+        owner = np.repeat(np.arange(len(nodes)), np.diff(rows.indptr)[nodes])
+        at = np.concatenate([np.arange(rows.indptr[u], rows.indptr[u + 1]) for u in nodes])
+        return owner, rows.indices[at].astype(np.int64), rows.data[at]
+
+    scratch = PushScratch(5)
+    fresh = forward_push(edges, lambda n: np.zeros(len(n)), 5, {1: 1.0}, damping=0.5)
+    for _ in range(2):
+        again = forward_push(edges, lambda n: np.zeros(len(n)), 5, {1: 1.0}, damping=0.5, scratch=scratch)
+        assert np.array_equal(again.nodes, fresh.nodes) and np.array_equal(again.scores, fresh.scores)
+        for array in (scratch.estimate, scratch.residual, scratch.degree, scratch.known, scratch.touched):
+            assert not array.any()
 
 
 class PowerIterationHop(GraphHop):
@@ -135,7 +195,7 @@ class PowerIterationHop(GraphHop):
             vector[node] = mass
         scores = personalized_pagerank(self.transition_t, vector)
         nodes = np.flatnonzero(scores > 0)
-        return nodes, scores[nodes]
+        return PushResult(nodes, scores[nodes], self.transition_t.nnz, 0.0, False)
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +219,9 @@ def test_the_engine_records_every_graph_step_as_a_retrieval_call(hotpot_index) -
                 continue
             assert step.hop >= 2 and all(h.retriever == "graph" for h in step.hits)
             assert list(step.selected) == [h.chunk_id for h in step.hits] == step.bridge["proposed"]
-            assert set(step.bridge) >= {"seed_entities", "seed_chunks", "top_entities", "top_chunks", "parents"}
+            assert set(step.bridge) >= {"seed_entities", "seed_chunks", "top_entities", "top_chunks", "parents", "walk"}
+            walk = step.bridge["walk"]
+            assert 0 < walk["edges"] <= BUDGET and 0.0 <= walk["residual_left"] < 1.0 and not walk["truncated"]
             assert step.issued_query.startswith("ppr")
             held_before = {c for s in trace.steps[:position] for c in s.selected}
             assert not set(step.selected) & {c for c, _ in step.bridge["seed_chunks"]}
@@ -225,8 +287,8 @@ def enterprise(tmp_path_factory):
     return documents, load_index(out), load_cases(ENTERPRISE / "cases.jsonl")
 
 
-@pytest.mark.parametrize("level", ("public", "internal"))
-def test_the_graph_never_proposes_or_reveals_a_chunk_above_the_clearance(enterprise, level) -> None:
+@pytest.mark.parametrize(("level", "budget"), (("public", BUDGET), ("internal", BUDGET), ("public", 60)))
+def test_the_graph_never_proposes_or_reveals_a_chunk_above_the_clearance(enterprise, level, budget) -> None:
     documents, index, cases = enterprise
     clearance = Clearance(level)
     hidden_docs = {d.id for d in documents if not clearance.allows(d.acl)}
@@ -242,7 +304,7 @@ def test_the_graph_never_proposes_or_reveals_a_chunk_above_the_clearance(enterpr
             hidden_only.add(key)
     assert hidden_only
     visible = [c.id for c in index.chunks.values() if c.doc_id not in hidden_docs]
-    hop = GraphHop(graph, visible=visible)
+    hop = GraphHop(graph, visible=visible, budget=budget)  # a tight budget cuts walks short, never open
     everything = GraphHop(graph)
     # the walk never even reads an edge into a hidden chunk (not just: scores them zero afterwards)
     hidden_nodes = {hop.n_entities + graph.position(c) for c in hidden_chunks}
@@ -257,9 +319,9 @@ def test_the_graph_never_proposes_or_reveals_a_chunk_above_the_clearance(enterpr
     hop._edges = recording
     # a clearance's stored view carries its mask over index positions: the same walk as the id list
     view = index.chunks.visible(clearance.allows)
-    by_mask = GraphHop(graph, visible=view)
+    by_mask = GraphHop(graph, visible=view, budget=budget)
     assert by_mask.chunk_visible is not None and by_mask.chunk_visible.sum() == len(visible)
-    leaked_without_mask = False
+    leaked_without_mask, cut_short = False, False
     for case in cases:
         # seed with every hidden chunk too: a seed the caller may not see is ignored
         held = {c: 1.0 for c in visible[:3]} | {c: 1.0 for c in sorted(hidden_chunks)[:3]}
@@ -270,6 +332,8 @@ def test_the_graph_never_proposes_or_reveals_a_chunk_above_the_clearance(enterpr
             continue
         assert same.ranked == proposal.ranked and same.proposed == proposal.proposed
         assert not entered & hidden_nodes, case.case_id
+        cut_short |= proposal.truncated
+        assert proposal.edges <= budget
         named = {c for c, _ in proposal.ranked} | {c for c, _ in proposal.proposed} | {c for c, _ in proposal.seed_chunks}
         assert not named & hidden_chunks, case.case_id
         entities = {k for k, _ in proposal.top_entities} | {k for k, _ in proposal.seed_entities}
@@ -278,6 +342,7 @@ def test_the_graph_never_proposes_or_reveals_a_chunk_above_the_clearance(enterpr
         unmasked = everything.propose(case.query, held, limit=5, top=50)
         leaked_without_mask |= bool(unmasked and {c for c, _ in unmasked.ranked} & hidden_chunks)
     assert leaked_without_mask  # the control: without the mask the walk does reach hidden chunks
+    assert cut_short == (budget < BUDGET)  # the tight budget did cut walks short; the default, here, none
     # end to end: an engine at this clearance, graph on, leaves no hidden document in any trace
     engine = make_engine("multihop", index, clearance=level, graph=True)
     detector = LeakDetector(documents, clearance)

@@ -89,9 +89,9 @@ class CsrArrays:
     @classmethod
     def load(cls, directory: Path, name: str, columns: int, *, ones: bool) -> CsrArrays:
         """Memory-map one matrix written by :meth:`save`; ``ValueError`` when its arrays disagree."""
-        indptr = np.load(directory / f"{name}.indptr.npy", mmap_mode="r")
-        indices = np.load(directory / f"{name}.indices.npy", mmap_mode="r")
-        data = None if ones else np.load(directory / f"{name}.data.npy", mmap_mode="r")
+        indptr = _mapped(directory / f"{name}.indptr.npy")
+        indices = _mapped(directory / f"{name}.indices.npy")
+        data = None if ones else _mapped(directory / f"{name}.data.npy")
         if indptr.ndim != 1 or not len(indptr) or int(indptr[-1]) != len(indices) or (data is not None and len(data) != len(indices)):
             raise ValueError(f"{name}: indptr, indices and data do not fit together")
         return cls(indptr, indices, data, (len(indptr) - 1, columns))
@@ -99,6 +99,13 @@ class CsrArrays:
     @staticmethod
     def present(directory: Path, name: str) -> bool:
         return (directory / f"{name}.indptr.npy").is_file()
+
+
+def _mapped(path: Path) -> np.ndarray:
+    """A ``.npy`` file memory-mapped, as a plain ndarray view of the map: indexing an ``np.memmap``
+    goes through its Python-level ``__getitem__`` and ``__array_finalize__``, which a walk's
+    thousands of small gathers would pay each time (the map stays open through the view's base)."""
+    return np.asarray(np.load(path, mmap_mode="r"))
 
 
 class StoredChunkIds(Sequence[str]):

@@ -9,7 +9,9 @@ are the fixed point of
     r = (1 − α) · s + α · Pᵀ r
 
 approximated locally by forward push (:mod:`hoprag.pipeline.local_ppr`: residual threshold ``ε``
-per unit of degree, deterministic), so a walk touches the seeds' neighbourhood, not the corpus;
+per unit of degree, at most ``budget`` edges read per walk, the heaviest residuals first;
+deterministic), so a walk touches the seeds' neighbourhood, not the corpus, and costs at most the
+budget whatever the corpus's size;
 :func:`personalized_pagerank` (power iteration over the whole matrix) is kept as the reference the
 tests and ``bench/graph_hop.py`` compare it with. ``s`` is the personalisation: half on the entities the
 question names (each weighted by its specificity, 1 / the number of chunks holding it, as
@@ -29,6 +31,7 @@ ever derives from a document above the clearance.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -36,7 +39,7 @@ import numpy as np
 
 from hoprag.index.entity_graph import EntityGraph
 from hoprag.pipeline.chains import Branch
-from hoprag.pipeline.local_ppr import EPSILON, forward_push
+from hoprag.pipeline.local_ppr import BUDGET, EPSILON, PushResult, PushScratch, forward_push
 from hoprag.records import Hit, HopStep
 
 __all__ = ["GraphHop", "GraphProposal", "graph_branches", "held_weights", "personalized_pagerank", "transition_matrix"]
@@ -83,7 +86,8 @@ class GraphProposal:
     """One graph hop: its seeds, the best nodes with their scores, and the chunks it proposes.
 
     ``proposed`` pairs each proposed chunk id with its score and ``parents`` names, per proposed chunk,
-    the held chunk it links to most strongly (empty when it links to none directly)."""
+    the held chunk it links to most strongly (empty when it links to none directly); ``edges``,
+    ``residual_left`` and ``truncated`` say what the walk cost and what it left."""
 
     seed_entities: tuple[tuple[str, float], ...]
     seed_chunks: tuple[tuple[str, float], ...]
@@ -91,6 +95,10 @@ class GraphProposal:
     ranked: tuple[tuple[str, float], ...]
     proposed: tuple[tuple[str, float], ...]
     parents: Mapping[str, str]
+    #: what the walk did: edges read, seed mass left unpushed, whether the edge budget stopped it
+    edges: int = 0
+    residual_left: float = 0.0
+    truncated: bool = False
 
     def summary(self) -> dict:
         """What the trace records of the graph hop (scores rounded)."""
@@ -104,6 +112,7 @@ class GraphProposal:
             "top_entities": rounded(self.top_entities),
             "proposed": [c for c, _ in self.proposed],
             "parents": dict(self.parents),
+            "walk": {"edges": self.edges, "residual_left": round(self.residual_left, 6), "truncated": self.truncated},
         }
 
 
@@ -122,12 +131,15 @@ class GraphHop:
         *,
         damping: float = DAMPING,
         epsilon: float = EPSILON,
+        budget: int | None = BUDGET,
         link_weight: float = 1.0,
     ) -> None:
         """``visible``: the chunk ids the caller may see, or a boolean mask over chunk positions, or a
-        corpus view carrying one as ``.mask`` (``None``: all of them)."""
+        corpus view carrying one as ``.mask`` (``None``: all of them). ``budget``: at most this many
+        edges read per walk (:data:`hoprag.pipeline.local_ppr.BUDGET`; ``None``: ε's bound only)."""
         self.graph = graph
-        self.damping, self.epsilon, self.link_weight = damping, epsilon, link_weight
+        self.damping, self.epsilon, self.budget, self.link_weight = damping, epsilon, budget, link_weight
+        self._scratch = threading.local()  # one walk's per-node arrays per thread, reused
         self.n_entities = len(graph.keys)
         self.chunk_visible = _visible_mask(graph, visible)
         self._entity_frequency: np.ndarray | None = None
@@ -203,6 +215,19 @@ class GraphHop:
             out[chunk] = self.graph.mentioned.row_lengths(nodes[chunk] - n_e)
         return out
 
+    def _work(self, nodes: np.ndarray) -> np.ndarray:
+        """The stored edges ``_edges`` reads for each node (before the clearance drops hidden ones)."""
+        n_e, graph = self.n_entities, self.graph
+        out = np.empty(len(nodes), dtype=np.int64)
+        entity = nodes < n_e
+        if entity.any():
+            out[entity] = graph.mentions.row_lengths(nodes[entity])
+        chunk = ~entity
+        if chunk.any():
+            positions = nodes[chunk] - n_e
+            out[chunk] = graph.mentioned.row_lengths(positions) + graph.links.row_lengths(positions)
+        return out
+
     def propose(self, question: str, held: Mapping[str, float], *, limit: int = 2, top: int = 10) -> GraphProposal | None:
         """Run the walk seeded from ``question``'s entities and the ``held`` chunks (id → weight) and
         propose up to ``limit`` chunks not held; ``None`` when nothing seeds the walk."""
@@ -225,7 +250,8 @@ class GraphHop:
             seed[row] = seed.get(row, 0.0) + entity_share * weight / total_e
         for position, weight in chunk_rows.items():
             seed[n_e + position] = seed.get(n_e + position, 0.0) + (1.0 - entity_share) * weight / total_c
-        nodes, scores = self.walk(seed)
+        walked = self.walk(seed)
+        nodes, scores = walked.nodes, walked.scores
         is_entity = nodes < n_e
         entity_rows, entity_scores = nodes[is_entity], scores[is_entity]
         chunk_positions, chunk_scores = nodes[~is_entity] - n_e, scores[~is_entity]
@@ -241,13 +267,20 @@ class GraphHop:
             ranked=tuple((ids[p], s) for p, s in ranked),
             proposed=tuple((ids[p], s) for p, s in fresh),
             parents=parents,
+            edges=walked.edges,
+            residual_left=walked.residual,
+            truncated=walked.truncated,
         )
 
-    def walk(self, seed: Mapping[int, float]) -> tuple[np.ndarray, np.ndarray]:
-        """The nodes the walk from ``seed`` (node → mass; entities first, then chunks) reached, ascending,
-        and their scores."""
-        return forward_push(self._edges, self._degree_floor, self.n_entities + self.graph.n_chunks, seed,
-                            damping=self.damping, epsilon=self.epsilon)
+    def walk(self, seed: Mapping[int, float]) -> PushResult:
+        """The walk from ``seed`` (node → mass; entities first, then chunks): the nodes it reached,
+        ascending, their scores, and what it read and left."""
+        size = self.n_entities + self.graph.n_chunks
+        scratch = getattr(self._scratch, "arrays", None)
+        if scratch is None:
+            scratch = self._scratch.arrays = PushScratch(size)
+        return forward_push(self._edges, self._degree_floor, size, seed, damping=self.damping, epsilon=self.epsilon,
+                            work=self._work, budget=self.budget, scratch=scratch)
 
     def _parent(self, position: int, held: Mapping[int, float]) -> int | None:
         """The held chunk sharing the most specific entities with chunk ``position`` (ties: the heavier
@@ -290,6 +323,9 @@ def _top(positions: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, f
     positive = np.flatnonzero(scores > 0)
     if not len(positive) or k <= 0:
         return []
+    if len(positive) > 4 * k:  # keep only what ties or beats the k-th best before the full sort
+        kth = np.partition(scores[positive], len(positive) - k)[len(positive) - k]
+        positive = positive[scores[positive] >= kth]
     order = np.lexsort((positions[positive], -scores[positive]))[:k]
     return [(int(positions[positive[i]]), float(scores[positive[i]])) for i in order]
 
