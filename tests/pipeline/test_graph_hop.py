@@ -89,6 +89,13 @@ def test_the_graph_hop_walks_the_entity_chunk_graph_as_the_dense_reference_does(
     assert [s for _, s in proposal.proposed] == sorted((s for _, s in proposal.proposed), reverse=True)
 
 
+def csr_edges(rows: sparse.csr_matrix, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The edges of ``nodes`` as forward push reads them: (owner position, neighbour, weight)."""
+    owner = np.repeat(np.arange(len(nodes)), np.diff(rows.indptr)[nodes])
+    at = np.concatenate([np.arange(rows.indptr[u], rows.indptr[u + 1]) for u in nodes])
+    return owner, rows.indices[at].astype(np.int64), rows.data[at]
+
+
 def test_forward_push_meets_the_dense_fixed_point_and_stays_in_the_seeds_component() -> None:
     # two components: the weighted cycle of the test above (nodes 0-4, 5 without edges) and a pair 6-7
     a = np.zeros((8, 8))
@@ -99,9 +106,7 @@ def test_forward_push_meets_the_dense_fixed_point_and_stays_in_the_seeds_compone
 
     def edges(nodes):
         seen.extend(nodes.tolist())
-        owner = np.repeat(np.arange(len(nodes)), np.diff(rows.indptr)[nodes])
-        at = np.concatenate([np.arange(rows.indptr[u], rows.indptr[u + 1]) for u in nodes])
-        return owner, rows.indices[at].astype(np.int64), rows.data[at]
+        return csr_edges(rows, nodes)
 
     def floor(nodes):
         return np.zeros(len(nodes))  # no bound known: every node with residual is expanded once
@@ -126,9 +131,7 @@ def test_the_edge_budget_pushes_the_heaviest_residual_first_and_records_what_it_
     rows = sparse.csr_matrix(a)
 
     def edges(nodes):
-        owner = np.repeat(np.arange(len(nodes)), np.diff(rows.indptr)[nodes])
-        at = np.concatenate([np.arange(rows.indptr[u], rows.indptr[u + 1]) for u in nodes])
-        return owner, rows.indices[at].astype(np.int64), rows.data[at]
+        return csr_edges(rows, nodes)
 
     def work(nodes):
         return np.diff(rows.indptr)[nodes]
@@ -166,9 +169,7 @@ def test_a_reused_scratch_gives_the_same_walk_and_is_left_clean() -> None:
     rows = sparse.csr_matrix(a)
 
     def edges(nodes):
-        owner = np.repeat(np.arange(len(nodes)), np.diff(rows.indptr)[nodes])
-        at = np.concatenate([np.arange(rows.indptr[u], rows.indptr[u + 1]) for u in nodes])
-        return owner, rows.indices[at].astype(np.int64), rows.data[at]
+        return csr_edges(rows, nodes)
 
     scratch = PushScratch(5)
     fresh = forward_push(edges, lambda n: np.zeros(len(n)), 5, {1: 1.0}, damping=0.5)
