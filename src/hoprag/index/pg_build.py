@@ -12,20 +12,18 @@ a killed build rolls back; a leftover staging schema is dropped by the next buil
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Any
 
 from hoprag import __version__
 from hoprag.errors import ConfigError
-from hoprag.index.pg_load import BATCH, PgLoader, acl_level, filter_keys
+from hoprag.index.pg_load import BATCH, PgLoader, Progress, acl_level, filter_keys
 from hoprag.index.pg_schema import PG_FORMAT, Connections, PgTarget, index_ddl, parse_target, quote, schema_ddl
 from hoprag.index.store import DenseInfo, IndexConfig, IndexManifest, config_hash
 from hoprag.records import Document
 
 __all__ = ["BATCH", "acl_level", "build_pg_index", "filter_keys"]
-
-Progress = Callable[[str, int, int], None]
 
 
 def build_pg_index(

@@ -32,7 +32,7 @@ from hoprag.index.store import IndexConfig
 from hoprag.ingest.chunking import chunk_document
 from hoprag.records import Chunk, Document
 
-__all__ = ["BATCH", "EMBED_BATCH", "PgLoader", "acl_level", "filter_keys"]
+__all__ = ["BATCH", "EMBED_BATCH", "PgLoader", "Progress", "acl_level", "filter_keys"]
 
 Progress = Callable[[str, int, int], None]
 #: chunks tokenised and written per batch (a multiple of EMBED_BATCH)
