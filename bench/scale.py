@@ -33,7 +33,8 @@ agreement with the local one (BM25 rank correlation, HNSW recall, chain coverage
 
 ``--pg-builds-against SRC`` measures only ``hoprag index --store``: the same corpus built into the same
 server by the sources at ``SRC`` (e.g. an export of the commit before a change) and by this tree,
-alternately (``--repeat`` rounds of peer, then ours), each build's wall seconds and client peak RSS.
+alternately (``--repeat`` rounds of peer, then ours), each build's wall seconds and client peak RSS
+(``--pg-bm25-only``: builds without ``--dense``, so no embedding model sits in the client).
     python bench/scale.py --quick        # a few hundred passages: checks the bench starts
 """
 
@@ -217,7 +218,8 @@ def compare_pg_builds(size: int, work: Path, docs: list[Any], server_url: str, a
     corpus = work / f"corpus-{size}.jsonl"
     composed = compose(corpus, size, docs)
     url = f"{server_url}{'&' if '?' in server_url else '?'}index=builds_{size}"
-    argv = [sys.executable, "-m", "hoprag.cli", "index", str(corpus), "--store", url, "-q", "--dense", "--embedder", "static"]
+    argv = [sys.executable, "-m", "hoprag.cli", "index", str(corpus), "--store", url, "-q"]
+    argv += [] if args.pg_bm25_only else ["--dense", "--embedder", "static"]
     ours_env = dict(os.environ)
     peer_env = {**os.environ, "PYTHONPATH": str(Path(args.pg_builds_against).resolve())}
     runs: dict[str, list[dict[str, Any]]] = {"peer": [], "ours": []}
@@ -390,6 +392,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pg-builds-against", default=None, metavar="SRC",
                         help="only time Postgres builds: SRC's sources against this tree's, alternately")
     parser.add_argument("--repeat", type=int, default=1, help="with --pg-builds-against: rounds of both builds")
+    parser.add_argument("--pg-bm25-only", action="store_true",
+                        help="with --pg-builds-against: build without dense vectors (no embedding model in the client)")
     args = parser.parse_args(argv)
     sizes = [300] if args.quick else [int(s) for s in args.sizes.split(",") if s.strip()]
     if args.quick:
