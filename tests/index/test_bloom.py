@@ -42,3 +42,16 @@ def test_an_empty_filter_holds_nothing_and_a_stored_one_reads_back() -> None:
     titles = BloomFilter.of(["rush", "neil peart", "rush"])
     again = BloomFilter(titles.bits, titles.hashes)  # as read back from the index
     assert "rush" in again and "neil peart" in again and 42 not in again
+
+
+def test_a_filter_built_a_batch_at_a_time_is_the_one_built_at_once() -> None:
+    """A streamed build adds its title keys batch by batch, repeats across batches included."""
+    from hoprag.index.bloom import BloomBuilder
+
+    keys = _titles()
+    builder = BloomBuilder()
+    for lo in range(0, len(keys), 100):
+        builder.add(keys[lo: lo + 100])
+    builder.add(keys[:50])  # seen again in a later batch: still one key each
+    streamed, whole = builder.finish(), BloomFilter.of(keys)
+    assert streamed.bits == whole.bits and streamed.hashes == whole.hashes

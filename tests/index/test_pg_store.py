@@ -12,7 +12,7 @@ import pytest
 from hoprag.cli import main
 from hoprag.datasets.importers import import_dataset
 from hoprag.errors import ConfigError, EmptyCorpusError, IndexLoadError
-from hoprag.index import pg_build
+from hoprag.index import pg_load
 from hoprag.index.open import is_pg_url, open_index
 from hoprag.index.pg_build import build_pg_index
 from hoprag.index.pg_schema import display_url, parse_target
@@ -96,7 +96,7 @@ def test_a_rebuild_replaces_the_index_and_a_failed_one_leaves_it(database: str, 
     def broken(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(pg_build, "_copy_rows", broken)
+    monkeypatch.setattr(pg_load.PgLoader, "finish", broken)  # every row streamed, the whole-corpus tables not
     with pytest.raises(RuntimeError, match="disk full"):
         build_pg_index(docs, url)
     monkeypatch.undo()
