@@ -84,3 +84,18 @@ def test_bench_starts_and_writes_its_figures(name: str, tmp_path: Path) -> None:
                           timeout=900)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     assert figures(done.stdout, tmp_path)
+
+
+def test_chain_coverage_pools_an_extra_corpus(tmp_path: Path) -> None:
+    extra = tmp_path / "extra.json"
+    extra.write_text(json.dumps([{"title": "Zeta Quarry", "text": "Zeta Quarry is a disused quarry."},
+                                 {"title": "Omicron Mill", "text": "Omicron Mill ground grain until 1901."}]),
+                     encoding="utf-8")
+    runs = {}
+    for label, more in (("alone", []), ("pooled", ["--corpus", str(extra)])):
+        done = subprocess.run([sys.executable, str(BENCH / "chain_coverage.py"), "hotpotqa", HOTPOT, "--json", *more],
+                              cwd=ROOT, capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, done.stderr[-3000:]
+        runs[label] = json.loads(done.stdout)
+    assert runs["pooled"]["documents"] == runs["alone"]["documents"] + 2
+    assert runs["pooled"]["questions"] == runs["alone"]["questions"]
