@@ -84,8 +84,11 @@ def test_title_linker_matches_folded_whole_words():
         "b": held("b", "Mehmed IV", "Mehmed IV was Sultan of the Ottoman Empire."),
         "c": held("c", "Mehmed I", "Mehmed I was Sultan."),
         "d": held("d", "Mustafa", "Mustafa was a name."),
+        "e": held("e", "Wild Strawberries", "An Ingmar Bergman-directed film."),
+        "f": held("f", "Ingmar Bergman", "Ernst Ingmar Bergman was a director."),
     }
     linked = title_linker(items, lambda c: False)
+    assert linked("e", "f")  # a title inside a hyphenated compound still counts
     assert linked("a", "b")
     assert not linked("a", "c")  # "mehmed i" is not a run of whole words of "mehmed iv"
     assert linked("a", "d")  # "mustafa" is

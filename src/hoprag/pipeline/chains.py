@@ -20,9 +20,10 @@ the members of the best pairs first::
 
 Longer paths ``(p, c, d)`` and ``(p, c, d, e)`` — each passage reached from the one before — are
 scored the same way (``s`` averaged over the followers, ``linked`` over the path's links), and only
-when each added passage brings at least ``MIN_PATH_GAIN`` of the question's weight to what the path before it covers, or answers the plan's
-next lookup (a branch marked ``planned``: the hop the plan asked for after the one it follows, whose
-sub-query names a relation — "the country where … was a citizen" — more than the question's terms).
+when each added passage brings at least ``MIN_PATH_GAIN`` of the question's weight to what the path
+before it covers, or answers the plan's next lookup (a branch marked ``planned``: the hop the plan
+asked for after the one it follows, whose sub-query names a relation — "the country where … was a
+citizen" — more than the question's terms).
 Greedy selection adds the
 members of the best remaining path until the context is full, then the rest of the first hop in
 rank order. The weights are round numbers, one set for every dataset, chosen by the best worst-case

@@ -188,6 +188,10 @@ class ChainReranker:
             if s.bridge.get("from_chunk")
         ] + graph_branches(steps, held)
         folded_question = " ".join(fold(question).split())
+
+        def named(chunk_id: str) -> bool:
+            return _names_title(folded_question, held[chunk_id].title)
+
         order = order_by_chains(
             set(self.corpus.analyze(question)),
             first_hop,
@@ -196,8 +200,8 @@ class ChainReranker:
             parents=self.parents,
             per_branch=self.per_branch,
             limit=self.limit,
-            named=lambda chunk_id: _names_title(folded_question, held[chunk_id].title),
-            linked=title_linker(held, lambda c: _names_title(folded_question, held[c].title)),
+            named=named,
+            linked=title_linker(held, named),
         )
         for item in evidence:  # held but not placed: last, in the order found
             if item.chunk_id not in order and len(order) < self.limit:

@@ -4,7 +4,6 @@ Encyclopaedic and enterprise corpora name a document by its subject, the way a h
 uses here, both offline and model-free: :func:`link_titles` ranks a bridge lookup's hits, and
 :func:`title_linker` tells chain ordering which held passages name each other.
 
-
 A conditioned hop looks up a bridge value ("Ingmar Bergman", "Sir Henry Vane-Tempest", "Haseki
 Sultan of Ottoman Sultan Mehmed IV"). BM25 ranks passages by how often they use its words, so in a
 large corpus the films that mention a director several times outrank the director's own article,
@@ -20,12 +19,11 @@ The longer the linked title, the stronger the link.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from hoprag.index.entities import title_key
-from hoprag.pipeline.text import fold
+from hoprag.pipeline.text import tokens
 from hoprag.records import Evidence, Hit
 
 __all__ = ["link_strength", "link_titles", "title_linker"]
@@ -89,23 +87,19 @@ def title_linker(held: Mapping[str, Evidence], named: Callable[[str], bool]) -> 
             keys[c] = k if len(k) >= 5 else ""  # padded: three letters or more
         return keys[c]
 
-    def names(a: str, b: str) -> float:
+    def names(a: str, b: str) -> bool:
         kb = key(b)
-        if not kb or named(b) or kb not in text(a):
-            return 0.0
-        return 1.0
+        return bool(kb) and not named(b) and kb in text(a)
 
     def linked(a: str, b: str) -> float:
         if held[a].doc_id == held[b].doc_id:
             return 0.0
-        return max(names(a, b), names(b, a))
+        return 1.0 if names(a, b) or names(b, a) else 0.0
 
     return linked
 
 
 def _words(text: str) -> str:
-    """Folded words of ``text``, space-separated and space-padded, for whole-word containment."""
-    return " " + " ".join(_WORD.findall(fold(text))) + " "
-
-
-_WORD = re.compile(r"\w+(?:'\w+)?")
+    """Folded word tokens of ``text``, space-separated and space-padded, for whole-word containment;
+    hyphens split words, so a title inside a compound still counts ("Bergman-directed")."""
+    return " " + " ".join(tokens(text)).replace("-", " ") + " "
