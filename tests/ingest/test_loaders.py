@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hoprag.errors import EmptyCorpusError, InputError, UnknownFormatError
-from hoprag.ingest.loaders import load_corpora, load_documents
+from hoprag.ingest.loaders import iter_corpora, load_corpora, load_documents
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 pytestmark = pytest.mark.unit
@@ -195,3 +195,35 @@ def test_non_utf8_file(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"latin\.txt: corpus document is not UTF-8 text \(byte 0xE9 at byte "
                                          r"offset 3.*Fix: it looks like latin-1"):
         load_documents(tmp_path)
+
+
+def test_iter_corpora_streams_and_fails_where_the_bad_record_is(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"id": "a", "text": "x"}\n{"id": "b", "text": "y"}\n{"id": "c"}\n', encoding="utf-8")
+    stream = iter_corpora([path])
+    assert [next(stream).id, next(stream).id] == ["a", "b"]  # read before the bad line is reached
+    with pytest.raises(InputError, match=r"c\.jsonl:3.*missing document text"):
+        next(stream)
+
+
+def test_iter_corpora_checks_every_path_before_reading(tmp_path: Path) -> None:
+    good = tmp_path / "c.jsonl"
+    good.write_text('{"id": "a", "text": "x"}\n', encoding="utf-8")
+    with pytest.raises(InputError, match="corpus not found"):
+        iter_corpora([good, tmp_path / "missing.jsonl"])  # raised by the call, before any document
+    (tmp_path / "c.csv").write_text("id,text\n", encoding="utf-8")
+    with pytest.raises(UnknownFormatError):
+        iter_corpora([good, tmp_path / "c.csv"])
+
+
+def test_iter_corpora_yields_what_load_corpora_returns(tmp_path: Path) -> None:
+    paths = [DATA / "ingest_docs.jsonl", DATA / "ingest_docs"]
+    assert list(iter_corpora(paths)) == load_corpora(paths)
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"id": "x", "text": "x"}\n', encoding="utf-8")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n", encoding="utf-8")
+    stream = iter_corpora([other, empty])
+    assert next(stream).id == "x"
+    with pytest.raises(EmptyCorpusError, match="empty.jsonl: the corpus has no documents"):
+        next(stream)

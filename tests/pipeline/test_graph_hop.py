@@ -234,6 +234,20 @@ def test_the_engine_records_every_graph_step_as_a_retrieval_call(hotpot_index) -
     assert all(s.bridge.get("graph") is None for c in result.cases for s in plain.answer(c.query).steps)
 
 
+def test_the_config_hash_names_the_walks_parameters(hotpot_index) -> None:
+    _, index = hotpot_index
+    hashes = set()
+    for change in ({}, {"epsilon": 1e-5}, {"budget": 10_000}, {"budget": None}, {"damping": 0.6}):
+        engine = make_engine("multihop", index)
+        engine.graph_hop = GraphHop(index.graph, **change)
+        engine.refresh_config_hash()
+        hashes.add(engine.config_hash)
+        assert engine.graph_hop.describe().startswith("ppr(")
+    assert len(hashes) == 5  # a traces file cannot be resumed under another walk
+    same = make_engine("multihop", index)
+    assert same.config_hash == make_engine("multihop", index).config_hash
+
+
 def test_the_local_walk_proposes_what_the_power_iteration_proposes(hotpot_index) -> None:
     result, index = hotpot_index
     engine = make_engine("multihop", index)

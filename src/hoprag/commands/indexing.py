@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Chunk and index documents (BM25, plus dense vectors with --dense) into a persisted index directory."""
         from hoprag.ingest.chunking import CHUNKING_MODES, ChunkConfig
-        from hoprag.ingest.loaders import load_corpora
+        from hoprag.ingest.loaders import iter_corpora
         from hoprag.index.ann import ANN_MODES
         from hoprag.index.store import IndexConfig, build_index
         from hoprag.progress import staged_progress
@@ -67,7 +67,7 @@ def register(app: typer.Typer) -> None:
                               "add --dense (and --out DIR), or drop them")
         if ann != "auto" and not dense:
             raise ConfigError(f"--ann {ann} chooses how dense vectors are searched, and this build has none; add --dense, or drop --ann")
-        documents = load_corpora(corpora)
+        documents = iter_corpora(corpora)  # streamed: read once, by the build, one record at a time
         config = IndexConfig(
             chunk=ChunkConfig(
                 mode=check_choice(chunking, CHUNKING_MODES, "chunking"),

@@ -23,7 +23,7 @@ from hoprag.files import check_dir, read_text
 from hoprag.jsonl import parse_json, read_jsonl_dicts
 from hoprag.records import Document
 
-__all__ = ["TEXT_SUFFIXES", "load_corpora", "load_documents"]
+__all__ = ["TEXT_SUFFIXES", "iter_corpora", "load_corpora", "load_documents"]
 
 TEXT_SUFFIXES = (".md", ".txt")
 _STRING_FIELDS = ("title", "source", "version", "timestamp", "doc_type", "acl")
@@ -34,7 +34,11 @@ _FIX_TEXT = "give every document a 'text' string (use \"\" for a document with n
 
 def load_documents(path: str | Path) -> list[Document]:
     """Load one corpus file or folder; raises :class:`InputError` naming file, line and fix."""
-    path = Path(path)
+    return list(iter_corpora([path]))
+
+
+def _check_source(path: Path) -> None:
+    """Refuse a corpus path that is missing or of an unknown kind before anything is read."""
     if not path.exists():
         raise InputError(
             "corpus not found",
@@ -42,65 +46,83 @@ def load_documents(path: str | Path) -> list[Document]:
             fix="pass a .jsonl or .json file of documents, or a folder of .md/.txt files",
         )
     if path.is_dir():
-        docs = list(_iter_folder(check_dir(path, "corpus folder")))
-    elif path.suffix.lower() == ".jsonl":
-        docs = [_document(obj, path, number) for number, obj in read_jsonl_dicts(path, "corpus file")]
-    elif path.suffix.lower() == ".json":
-        docs = [_document(obj, path, number) for number, obj in _iter_json_array(path)]
-    else:
+        check_dir(path, "corpus folder")
+    elif path.suffix.lower() not in (".jsonl", ".json"):
         raise UnknownFormatError(
             f"unsupported corpus file type '{path.suffix or '(none)'}'",
             source=str(path),
             fix="use .jsonl (one document per line), .json (an array of documents) "
             "or a folder of .md/.txt files",
         )
-    if not docs:
-        raise EmptyCorpusError(
-            "the corpus has no documents",
-            source=str(path),
-            fix="add documents with 'id' and 'text' (or .md/.txt files to the folder)",
-        )
-    _check_unique(docs, {}, str(path))
-    return docs
+
+
+def _iter_source(path: Path) -> Iterator[Document]:
+    if path.is_dir():
+        yield from _iter_folder(path)
+    elif path.suffix.lower() == ".jsonl":
+        for number, obj in read_jsonl_dicts(path, "corpus file"):
+            yield _document(obj, path, number)
+    else:
+        for number, obj in _iter_json_array(path):
+            yield _document(obj, path, number)
 
 
 def load_corpora(paths: Iterable[str | Path]) -> list[Document]:
     """Load several corpora in order and concatenate them; an id may appear only once overall."""
-    paths = list(paths)
-    if not paths:
+    return list(iter_corpora(paths))
+
+
+def iter_corpora(paths: Iterable[str | Path]) -> Iterator[Document]:
+    """Documents of several corpora in order, read as they are asked for (one line at a time for JSONL).
+
+    Every path is checked (it exists, its kind is known) when this is called; a bad
+    record, a corpus without documents or an id seen before raises :class:`InputError` naming the
+    file, the record and the fix when the stream reaches it. Only the ids are kept while streaming.
+    """
+    sources = [Path(p) for p in paths]
+    if not sources:
         raise EmptyCorpusError("no corpus was given", fix="pass at least one corpus file or folder")
-    docs: list[Document] = []
-    seen: dict[str, str] = {}
-    for path in paths:
-        part = load_documents(path)
-        _check_unique(part, seen, str(path))
-        docs.extend(part)
-    return docs
+    for path in sources:
+        _check_source(path)
+    return _stream(sources)
 
 
-def _check_unique(docs: list[Document], seen: dict[str, str], source: str) -> None:
-    """Record each id in ``seen`` (id -> source); a repeat raises naming both places."""
-    local: dict[str, int] = {}
-    for number, doc in enumerate(docs, start=1):
-        if doc.id in local:
-            raise InputError(
-                f"duplicate document id '{doc.id}' (first seen in record {local[doc.id]})",
-                source=source,
-                line=number,
-                field="id",
-                fix="make document ids unique",
+def _stream(sources: list[Path]) -> Iterator[Document]:
+    # id -> where it was first seen: (source index << 40) | record number; small ints, no tuples
+    seen: dict[str, int] = {}
+    for index, path in enumerate(sources):
+        count = 0
+        for count, doc in enumerate(_iter_source(path), start=1):
+            first = seen.get(doc.id)
+            if first is not None:
+                _duplicate(doc.id, first, index, count, sources)
+            seen[doc.id] = (index << 40) | count
+            yield doc
+        if not count:
+            raise EmptyCorpusError(
+                "the corpus has no documents",
+                source=str(path),
+                fix="add documents with 'id' and 'text' (or .md/.txt files to the folder)",
             )
-        if doc.id in seen:
-            raise InputError(
-                f"duplicate document id '{doc.id}' (already loaded from {seen[doc.id]})",
-                source=source,
-                line=number,
-                field="id",
-                fix="make document ids unique across all corpora, e.g. prefix each corpus's ids",
-            )
-        local[doc.id] = number
-    for doc in docs:
-        seen[doc.id] = source
+
+
+def _duplicate(doc_id: str, first: int, index: int, number: int, sources: list[Path]) -> None:
+    where, line = first >> 40, first & ((1 << 40) - 1)
+    if where == index:
+        raise InputError(
+            f"duplicate document id '{doc_id}' (first seen in record {line})",
+            source=str(sources[index]),
+            line=number,
+            field="id",
+            fix="make document ids unique",
+        )
+    raise InputError(
+        f"duplicate document id '{doc_id}' (already loaded from {sources[where]})",
+        source=str(sources[index]),
+        line=number,
+        field="id",
+        fix="make document ids unique across all corpora, e.g. prefix each corpus's ids",
+    )
 
 
 def _iter_json_array(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

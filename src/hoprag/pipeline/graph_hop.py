@@ -147,6 +147,11 @@ class GraphHop:
             self._entity_frequency = graph.entity_frequency().astype(np.float64)
         self._frequency_memo: dict[int, float] = {}
 
+    def describe(self) -> str:
+        """The walk's parameters, for a config hash: a run resumed with another ε or budget is refused."""
+        return (f"{self.name}(damping={self.damping!r},epsilon={self.epsilon!r},budget={self.budget!r},"
+                f"link_weight={self.link_weight!r})")
+
     # -- the walk's view of the graph: hidden chunks and what only they mention are never entered
 
     def _visible(self, positions: np.ndarray) -> np.ndarray:

@@ -109,7 +109,7 @@ class MultiHopEngine:
         roles = {r: getattr(self, r).name for r in ("planner", "expander", "judge", "reranker", "synthesizer")}
         roles["retriever"] = getattr(self.retriever, "name", type(self.retriever).__name__)
         if self.graph_hop is not None:  # named only when on, so graph-less configurations keep their hash
-            roles["graph"] = f"{self.graph_hop.name}:{self.graph_proposals}"
+            roles["graph"] = f"{self.graph_hop.describe()}:{self.graph_proposals}"
         self.config_hash = config_hash(self.config, f"{self.name}:{sorted(roles.items())}", self.clearance)
 
     # -- one question ---------------------------------------------------------------------------
