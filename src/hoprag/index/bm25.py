@@ -4,8 +4,9 @@ Each chunk is indexed as ``title + "\\n" + text``, because titles carry the enti
 questions bridge on. Scoring is bm25s's (``method="lucene"``: idf ``ln(1 + (N - df + 0.5) /
 (df + 0.5))``, tf ``tf / (tf + k1 * (1 - b + b * |d| / avgdl))``; Kamphuis et al., ECIR 2020).
 
-The hot path tokenises the query once, asks bm25s for the score vector, zeroes excluded and
-filtered-out chunks in place, and selects the top k among chunks with a non-zero score. Filtering
+The hot path tokenises the query once, scores chunks from the matrix (a large index scores only
+the chunks that can reach the top k, :meth:`BM25Arrays.candidates`; a small one every chunk), leaves
+out excluded and filtered-out chunks, and selects the top k among chunks with a non-zero score. Filtering
 before selection keeps ``filters``, ``exclude`` and ``clearance`` exact (no over-fetch that could
 run short, and nothing above the caller's clearance is ever a candidate).
 """
@@ -165,6 +166,11 @@ class BM25Retriever:
         ids = self.token_ids(query)
         if not ids:
             return []
+        pruned = self.model.candidates(ids, k, self.table.allowed_at(filters, exclude, cleared))
+        if pruned is not None:  # a large corpus: only the chunks that can reach the top k are scored
+            positions, values = pruned
+            nonzero = values != 0
+            return self.table.top_of(positions[nonzero], values[nonzero], k, "bm25")
         scores = self.model.get_scores_from_ids(ids)
         keep = scores != 0  # a zero score means no query term: never a hit
         allowed = self.table.allowed(filters, exclude, cleared)

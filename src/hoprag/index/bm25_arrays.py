@@ -12,7 +12,8 @@ counted, in query order, as bm25s sums them) of ``data[indptr[t] + i]`` where
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,9 @@ __all__ = ["BM25Arrays"]
 
 DATA, INDICES, INDPTR = "data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy"
 VOCAB, PARAMS, NONOCCURRENCE = "vocab.index.json", "params.index.json", "nonoccurrence_array.index.npy"
+PRUNE_MIN_DOCS = 20_000
+REST_SHARE = 0.7
+SEED_TERMS = 3  # columns whose best chunks are scored in full to set the floor
 
 
 class BM25Arrays:
@@ -44,6 +48,12 @@ class BM25Arrays:
         self.params = dict(params)
         self.nonoccurrence_array = nonoccurrence
         self.source = "bm25 index"
+        self._bounds: dict[int, float] = {}  # term id -> its column's highest score (-1: not prunable)
+        #: below this many chunks every query scores every chunk (the pruned search pays from here)
+        self.prune_min_docs = PRUNE_MIN_DOCS
+        self._local = threading.local()  # per thread: a scratch array of partial scores
+        #: the terms left out of the scratch sum may add at most this share of the floor
+        self.rest_share = REST_SHARE
 
     def get_scores_from_ids(self, token_ids: Sequence[int]) -> np.ndarray:
         """BM25 score of every chunk for a query given as term ids (float32, chunk order)."""
@@ -59,6 +69,135 @@ class BM25Arrays:
                                  "`hoprag index CORPUS --out DIR` to (re)build it") from None
         if self.nonoccurrence_array is not None and len(token_ids):
             scores += self.nonoccurrence_array[np.asarray(token_ids, dtype=np.int64)].sum()
+        return scores
+
+    def column(self, tid: int) -> tuple[np.ndarray, np.ndarray]:
+        """Term ``tid``'s column: the chunk positions holding it and their scores (views, not copies)."""
+        indptr = self.scores["indptr"]
+        start, end = int(indptr[tid]), int(indptr[tid + 1])
+        return self.scores["indices"][start:end], self.scores["data"][start:end]
+
+    def _bound(self, tid: int) -> float | None:
+        """The highest score in term ``tid``'s column, or ``None`` when the column cannot bound a
+        pruned search (a negative score, or positions not strictly ascending). Cached per term."""
+        bounds = self._bounds
+        bound = bounds.get(tid)
+        if bound is None:
+            rows, values = self.column(tid)
+            if values.size == 0:
+                bound = 0.0
+            elif float(values.min()) < 0.0 or (rows.size > 1 and not bool(np.all(rows[1:] > rows[:-1]))):
+                bound = -1.0
+            else:
+                bound = float(values.max())
+            bounds[tid] = bound
+        return None if bound < 0.0 else bound
+
+    def candidates(
+        self, token_ids: Sequence[int], k: int, allowed_at: Callable[[np.ndarray], np.ndarray | None]
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Chunk positions (ascending) with their exact scores, among which lie the query's ``k`` best
+        allowed chunks and every chunk tied with the ``k``-th; ``None`` when scoring every chunk is the
+        way (a small index, scores below zero, a non-occurrence term, no floor found).
+
+        ``allowed_at(positions)`` gives which of those positions may be returned (``None``: all).
+        MaxScore's bound (Turtle & Flood, 1995): the full scores of a few chunks (the best of the
+        strongest terms' columns) give ``theta``, a floor under the final ``k``-th best. The
+        lowest-bound terms whose column maxima sum to ``rest`` < ``theta`` are not added to every
+        chunk: the others' columns are summed into a scratch array (in query order), and only a chunk
+        whose partial sum plus ``rest`` reaches ``theta`` can be a hit or tie with one. Those few are
+        scored over every query term in query order, the float32 additions ``get_scores_from_ids``
+        makes, so scores and ties are the same bit for bit; nothing the size of the corpus is scanned.
+        """
+        n = self.scores["num_docs"]
+        if self.nonoccurrence_array is not None or n < self.prune_min_docs or k <= 0 or not token_ids:
+            return None
+        counts: dict[int, int] = {}
+        for tid in token_ids:
+            counts[tid] = counts.get(tid, 0) + 1
+        bounds: dict[int, float] = {}
+        for tid, count in counts.items():
+            bound = self._bound(tid)
+            if bound is None:
+                return None
+            bounds[tid] = bound * count
+        terms = sorted(counts, key=lambda t: (-bounds[t], t))
+        theta = self._floor(token_ids, terms[:SEED_TERMS], k, allowed_at)
+        if theta <= 0.0:  # fewer than k allowed chunks among the seeds (a narrow filter): score them all
+            return None
+        slack = 1.0 + 2.0**-20 * (len(token_ids) + 1)  # float32 sums of up to len(token_ids) scores
+        rest = 0.0
+        essential = list(terms)
+        while len(essential) > 1 and (rest + bounds[essential[-1]]) * slack < theta * self.rest_share:
+            rest += bounds[essential.pop()]
+        cut = (theta - rest * slack) / slack  # a chunk below this after the essential terms cannot reach theta
+        kept = set(essential)
+        scratch = self._scratch(n)
+        columns = [self.column(t) for t in token_ids if t in kept]
+        try:
+            for rows, values in columns:
+                scratch[rows] += values
+            touched = np.concatenate([rows for rows, _ in columns])
+            positions = _sorted_unique(touched[scratch[touched] >= cut])
+            partial = scratch[positions].astype(np.float64)
+        finally:
+            for rows, _ in columns:
+                scratch[rows] = 0.0
+        allowed = allowed_at(positions)
+        if allowed is not None:
+            positions, partial = positions[allowed], partial[allowed]
+        # the other terms, strongest first, each looked up at the chunks still in reach of theta only
+        for tid in sorted((t for t in counts if t not in kept), key=lambda t: (-bounds[t], t)):
+            if positions.size > k:  # the k-th best partial sum is a floor too: raise theta
+                theta = max(theta, float(np.partition(partial, positions.size - k)[positions.size - k]) / slack)
+            reach = partial + rest * slack >= theta / slack
+            positions, partial = positions[reach], partial[reach]
+            rows, values = self.column(tid)
+            at = np.minimum(np.searchsorted(rows, positions), rows.size - 1)
+            held = rows[at] == positions
+            partial[held] += values[at[held]].astype(np.float64) * counts[tid]
+            rest -= bounds[tid]
+        reach = partial * slack >= theta
+        positions = positions[reach]
+        return positions, self._score_at(token_ids, positions)
+
+    def _scratch(self, n: int) -> np.ndarray:
+        """This thread's all-zero float32 array over the chunks (callers put back the zeros they change)."""
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None or scratch.size != n:
+            scratch = self._local.scratch = np.zeros(n, dtype=np.float32)
+        return scratch
+
+    def _floor(self, token_ids: Sequence[int], terms: Sequence[int], k: int,
+               allowed_at: Callable[[np.ndarray], np.ndarray | None]) -> float:
+        """A floor under the query's ``k``-th best allowed score: the ``k``-th best full score among the
+        ``k`` best chunks of each of ``terms``' columns (0 when fewer than ``k`` are allowed)."""
+        seeds = []
+        for tid in terms:
+            rows, values = self.column(tid)
+            if rows.size > k:
+                rows = rows[np.argpartition(values, rows.size - k)[rows.size - k:]]
+            seeds.append(rows)
+        positions = _sorted_unique(np.concatenate(seeds))
+        allowed = allowed_at(positions)
+        if allowed is not None:
+            positions = positions[allowed]
+        if positions.size < k:
+            return 0.0
+        scores = self._score_at(token_ids, positions)
+        return float(np.partition(scores, positions.size - k)[positions.size - k])
+
+    def _score_at(self, token_ids: Sequence[int], positions: np.ndarray) -> np.ndarray:
+        """Exact scores of ``positions`` (ascending): ``get_scores_from_ids``'s float32 additions, there only."""
+        scores = np.zeros(positions.size, dtype=np.float32)
+        if positions.size:
+            for tid in token_ids:
+                rows, values = self.column(tid)
+                if not rows.size:
+                    continue
+                at = np.minimum(np.searchsorted(rows, positions), rows.size - 1)
+                held = rows[at] == positions
+                scores[held] += values[at[held]]
         return scores
 
     def save(self, directory: str | Path) -> None:
@@ -99,3 +238,14 @@ class BM25Arrays:
         arrays = cls(data, indices, indptr, num_docs, vocab, params, nonoccurrence)
         arrays.source = str(path.parent)
         return arrays
+
+
+def _sorted_unique(positions: np.ndarray) -> np.ndarray:
+    """``np.unique`` for positions, by one sort (numpy's hashing unique is several times slower here)."""
+    ordered = np.sort(positions)
+    if ordered.size < 2:
+        return ordered
+    first = np.empty(ordered.size, dtype=bool)
+    first[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    return ordered[first]

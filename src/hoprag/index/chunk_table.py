@@ -159,6 +159,35 @@ class ChunkTable:
                 mask[drop] = False
         return mask
 
+    def allowed_at(
+        self, filters: Filters | None, exclude: Collection[str], clearance: Clearance | None = None
+    ) -> Callable[[np.ndarray], np.ndarray | None]:
+        """``allowed`` for given positions only: ``fn(positions)`` is which of them may be returned
+        (``None``: all), with no array the size of the corpus built per call."""
+        masks = []
+        if filters:
+            if self.documents is None:
+                raise ConfigError(f"this {self.kind} index was built without documents, so it cannot filter")
+            masks.append(self._filters.mask(filters))
+        if clearance is not None:
+            masks.append(self.clearance_mask(clearance))
+        dropped = None
+        if exclude:
+            found = (self._columns.position(c) for c in exclude)
+            drop = sorted({p for p in found if p is not None})
+            dropped = np.asarray(drop, dtype=np.int64) if drop else None
+
+        def at(positions: np.ndarray) -> np.ndarray | None:
+            keep = None
+            for mask in masks:
+                keep = mask[positions] if keep is None else keep & mask[positions]
+            if dropped is not None:
+                out = ~np.isin(positions, dropped)
+                keep = out if keep is None else keep & out
+            return keep
+
+        return at
+
     def clearance_mask(self, clearance: Clearance) -> np.ndarray:
         """Chunks a caller at ``clearance`` may see (read-only; one rank column per policy, cached)."""
         if self.documents is None:
@@ -190,16 +219,19 @@ class ChunkTable:
         when most chunks are out (BM25's many zero scores).
         """
         candidates = np.flatnonzero(keep)
-        if candidates.size == 0 or k <= 0:
+        return self.top_of(candidates, scores[candidates], k, retriever)
+
+    def top_of(self, positions: np.ndarray, values: np.ndarray, k: int, retriever: str) -> list[Hit]:
+        """The ``k`` best of scored ``positions`` (ascending), ties broken by chunk order."""
+        m = positions.size
+        if m == 0 or k <= 0:
             return []
-        values = scores[candidates]
-        m = candidates.size
         if m > k:
             # keep everything tied with the k-th best, so the stable sort breaks ties by chunk order
             tied = values >= np.partition(values, m - k)[m - k]
-            candidates, values = candidates[tied], values[tied]
+            positions, values = positions[tied], values[tied]
         order = np.argsort(-values, kind="stable")[:k]
-        return self.hits(candidates[order].tolist(), values[order].tolist(), retriever)
+        return self.hits(positions[order].tolist(), values[order].tolist(), retriever)
 
     def hits(self, positions: Sequence[int], scores: Sequence[float], retriever: str) -> list[Hit]:
         rows = self._columns.hit_rows(positions)
