@@ -101,3 +101,16 @@ def test_a_column_that_cannot_bound_falls_back(corpus) -> None:
         _same(*_both(bm, questions[0], 10))
     finally:
         model._bounds.pop(ids[0])
+
+
+def test_a_damaged_matrix_is_a_load_error_on_the_pruned_path_too(corpus) -> None:
+    from hoprag.errors import IndexLoadError
+    from hoprag.index.bm25_arrays import BM25Arrays
+
+    bm, questions = corpus
+    m = bm.model
+    indices = np.asarray(m.scores["indices"]) + m.scores["num_docs"]  # positions past the last chunk
+    damaged = BM25Arrays(m.scores["data"], indices, m.scores["indptr"], m.scores["num_docs"], m.vocab_dict, m.params)
+    damaged.prune_min_docs = 0
+    with pytest.raises(IndexLoadError, match="score matrix is damaged.*Fix: run `hoprag index"):
+        damaged.candidates(bm.token_ids(questions[0]), 10, lambda positions: None)

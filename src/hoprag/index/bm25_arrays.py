@@ -65,8 +65,7 @@ class BM25Arrays:
                 # a column lists each chunk once, so plain fancy-index addition equals np.add.at
                 scores[indices[start:end]] += data[start:end]
         except (IndexError, ValueError) as exc:
-            raise IndexLoadError(f"{self.source}: the bm25 score matrix is damaged ({exc}). Fix: run "
-                                 "`hoprag index CORPUS --out DIR` to (re)build it") from None
+            raise self._damaged(exc) from None
         if self.nonoccurrence_array is not None and len(token_ids):
             scores += self.nonoccurrence_array[np.asarray(token_ids, dtype=np.int64)].sum()
         return scores
@@ -93,6 +92,10 @@ class BM25Arrays:
             bounds[tid] = bound
         return None if bound < 0.0 else bound
 
+    def _damaged(self, exc: Exception) -> IndexLoadError:
+        return IndexLoadError(f"{self.source}: the bm25 score matrix is damaged ({exc}). Fix: run "
+                              "`hoprag index CORPUS --out DIR` to (re)build it")
+
     def candidates(
         self, token_ids: Sequence[int], k: int, allowed_at: Callable[[np.ndarray], np.ndarray | None]
     ) -> tuple[np.ndarray, np.ndarray] | None:
@@ -112,6 +115,13 @@ class BM25Arrays:
         n = self.scores["num_docs"]
         if self.nonoccurrence_array is not None or n < self.prune_min_docs or k <= 0 or not token_ids:
             return None
+        try:
+            return self._pruned(token_ids, k, allowed_at, n)
+        except (IndexError, ValueError) as exc:
+            raise self._damaged(exc) from None
+
+    def _pruned(self, token_ids: Sequence[int], k: int, allowed_at: Callable[[np.ndarray], np.ndarray | None],
+                n: int) -> tuple[np.ndarray, np.ndarray] | None:
         counts: dict[int, int] = {}
         for tid in token_ids:
             counts[tid] = counts.get(tid, 0) + 1
@@ -152,10 +162,8 @@ class BM25Arrays:
                 theta = max(theta, float(np.partition(partial, positions.size - k)[positions.size - k]) / slack)
             reach = partial + rest * slack >= theta / slack
             positions, partial = positions[reach], partial[reach]
-            rows, values = self.column(tid)
-            at = np.minimum(np.searchsorted(rows, positions), rows.size - 1)
-            held = rows[at] == positions
-            partial[held] += values[at[held]].astype(np.float64) * counts[tid]
+            held, values = self._lookup(tid, positions)
+            partial[held] += values.astype(np.float64) * counts[tid]
             rest -= bounds[tid]
         reach = partial * slack >= theta
         positions = positions[reach]
@@ -192,13 +200,18 @@ class BM25Arrays:
         scores = np.zeros(positions.size, dtype=np.float32)
         if positions.size:
             for tid in token_ids:
-                rows, values = self.column(tid)
-                if not rows.size:
-                    continue
-                at = np.minimum(np.searchsorted(rows, positions), rows.size - 1)
-                held = rows[at] == positions
-                scores[held] += values[at[held]]
+                held, values = self._lookup(tid, positions)
+                scores[held] += values
         return scores
+
+    def _lookup(self, tid: int, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Which of ``positions`` (ascending) term ``tid``'s column holds, and their scores there."""
+        rows, values = self.column(tid)
+        if not rows.size:
+            return np.zeros(positions.size, dtype=bool), values
+        at = np.minimum(np.searchsorted(rows, positions), rows.size - 1)
+        held = rows[at] == positions
+        return held, values[at[held]]
 
     def save(self, directory: str | Path) -> None:
         """Write the files ``bm25s.BM25.save`` writes (bm25s can load the directory)."""

@@ -144,9 +144,7 @@ class ChunkTable:
         """Boolean mask of chunks that may be returned, or ``None`` when every chunk may."""
         mask: np.ndarray | None = None
         if filters:
-            if self.documents is None:
-                raise ConfigError(f"this {self.kind} index was built without documents, so it cannot filter")
-            mask = self._filters.mask(filters).copy()
+            mask = self._filter_mask(filters).copy()
         if clearance is not None:
             cleared = self.clearance_mask(clearance)
             mask = cleared.copy() if mask is None else mask & cleared
@@ -166,9 +164,7 @@ class ChunkTable:
         (``None``: all), with no array the size of the corpus built per call."""
         masks = []
         if filters:
-            if self.documents is None:
-                raise ConfigError(f"this {self.kind} index was built without documents, so it cannot filter")
-            masks.append(self._filters.mask(filters))
+            masks.append(self._filter_mask(filters))
         if clearance is not None:
             masks.append(self.clearance_mask(clearance))
         dropped = None
@@ -187,6 +183,11 @@ class ChunkTable:
             return keep
 
         return at
+
+    def _filter_mask(self, filters: Filters) -> np.ndarray:
+        if self.documents is None:
+            raise ConfigError(f"this {self.kind} index was built without documents, so it cannot filter")
+        return self._filters.mask(filters)
 
     def clearance_mask(self, clearance: Clearance) -> np.ndarray:
         """Chunks a caller at ``clearance`` may see (read-only; one rank column per policy, cached)."""

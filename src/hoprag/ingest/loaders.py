@@ -108,20 +108,14 @@ def _stream(sources: list[Path]) -> Iterator[Document]:
 
 def _duplicate(doc_id: str, first: int, index: int, number: int, sources: list[Path]) -> None:
     where, line = first >> 40, first & ((1 << 40) - 1)
-    if where == index:
-        raise InputError(
-            f"duplicate document id '{doc_id}' (first seen in record {line})",
-            source=str(sources[index]),
-            line=number,
-            field="id",
-            fix="make document ids unique",
-        )
+    same = where == index
     raise InputError(
-        f"duplicate document id '{doc_id}' (already loaded from {sources[where]})",
+        f"duplicate document id '{doc_id}' "
+        + (f"(first seen in record {line})" if same else f"(already loaded from {sources[where]})"),
         source=str(sources[index]),
         line=number,
         field="id",
-        fix="make document ids unique across all corpora, e.g. prefix each corpus's ids",
+        fix="make document ids unique" if same else "make document ids unique across all corpora, e.g. prefix each corpus's ids",
     )
 
 
