@@ -64,19 +64,24 @@ class GraphBuilder:
         self._ends = array("q")  # per chunk: where its run in ``_mentions`` ends
 
     def add(self, chunks: Sequence[Chunk], title: str) -> None:
+        """One document's chunks, in index order, and its title."""
+        self.add_texts([c.id for c in chunks], [c.text for c in chunks], title)
+
+    def add_texts(self, ids: Sequence[str], texts: Sequence[str], title: str) -> None:
+        """:meth:`add` given the chunks' ids and texts (what a worker process receives)."""
         start = time.perf_counter()
         key = title_key(title) if title else ""
         if key:
             self._titles.add(key)
-        own = self._mention(key, "title", ()) if key and chunks else -1
-        memos, mentions, ends, chunk_ids = self._raw, self._mentions, self._ends, self._chunk_ids
-        for chunk in chunks:
+        own = self._mention(key, "title", ()) if key and texts else -1
+        memos, mentions, ends = self._raw, self._mentions, self._ends
+        for text in texts:
             if own >= 0:
                 mentions.append(own)
-            for kind, raws in spans_by_kind(chunk.text):
+            for kind, raws in spans_by_kind(text):
                 mentions.extend(map(memos[kind].__getitem__, raws))  # a new raw span: _RawMemo.__missing__
             ends.append(len(mentions))
-            chunk_ids.append(chunk.id)
+        self._chunk_ids.extend(ids)
         self.seconds += time.perf_counter() - start
 
     def _resolve(self, raw: str, kind: str) -> int:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import resource
+import sys
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -18,7 +20,7 @@ from hoprag.index.tokenize import Tokenizer
 from hoprag.ingest.chunking import ChunkConfig
 from hoprag.records import Document
 
-__all__ = ["FORMAT_VERSION", "VECTORS", "BuildStats", "DenseInfo", "IndexConfig", "IndexManifest", "config_hash", "corpus_hash"]
+__all__ = ["FORMAT_VERSION", "VECTORS", "BuildStats", "DenseInfo", "IndexConfig", "IndexManifest", "config_hash", "corpus_hash", "peak_rss_mb"]
 
 #: 2: documents and chunks in ``corpus.sqlite`` with numpy columns (1: two JSONL files parsed whole)
 FORMAT_VERSION = 2
@@ -66,12 +68,21 @@ class DenseInfo(BaseModel):
 
 
 class BuildStats(BaseModel):
-    """What a build cost: wall-clock seconds and the building process's peak resident memory."""
+    """What a build cost: wall-clock seconds and the building process's peak resident memory, and
+    the entity graph's worker process's when the graph was built in one (the two ran at once: the
+    build's peak is at most their sum)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     seconds: float
     peak_rss_mb: float
+    graph_worker_peak_rss_mb: float | None = None
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far, MiB."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KiB elsewhere
 
 
 class IndexManifest(BaseModel):

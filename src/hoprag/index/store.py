@@ -22,8 +22,6 @@ re-tokenised or re-embedded (only queries are), and corpus statistics come from 
 from __future__ import annotations
 
 import hashlib
-import resource
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -44,12 +42,12 @@ from hoprag.index.corpus_views import StoredChunks, StoredDocuments
 from hoprag.index.ann import ANN_FILE, build_ann, open_ann
 from hoprag.index.dense import DenseRetriever
 from hoprag.index.entity_graph import GRAPH_DIR, EntityGraph, open_graph
-from hoprag.index.graph_build import GraphBuilder
+from hoprag.index.graph_worker import GraphWorker
 from hoprag.index.embedders import Embedder, make_embedder
 from hoprag.index import staging
 from hoprag.index.tokenize import Tokenizer
 from hoprag.index.hybrid import HybridRetriever
-from hoprag.index.manifest import FORMAT_VERSION, VECTORS, BuildStats, DenseInfo, IndexConfig, IndexManifest, _digest, config_hash, corpus_hash
+from hoprag.index.manifest import FORMAT_VERSION, VECTORS, BuildStats, DenseInfo, IndexConfig, IndexManifest, _digest, config_hash, corpus_hash, peak_rss_mb
 from hoprag.ingest.chunking import chunk_document
 from hoprag.records import Document
 
@@ -78,11 +76,6 @@ MODES = ("bm25", "dense", "hybrid")
 DENSE_FIX = "rebuild it with dense vectors: `hoprag index CORPUS --out DIR --dense` (needs pip install 'hoprag[dense]')"
 
 Progress = Callable[[str, int, int], None]
-
-
-def _peak_rss_mb() -> float:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KiB elsewhere
 
 
 class LoadedIndex:
@@ -197,9 +190,12 @@ def build_index(
     out = Path(out_dir)
     staging.check_target(out, manifest=MANIFEST, own_files=OWN_FILES)
     stage = staging.open_stage(out)
+    graph = GraphWorker() if config.graph else None
     try:
-        manifest = _build_into(stage, documents, config, progress, target=out, executor=executor)
+        manifest = _build_into(stage, documents, config, progress, target=out, executor=executor, graph=graph)
     except BaseException:
+        if graph is not None:
+            graph.abort()  # a worker building the graph stops with the build
         staging.discard(stage)
         raise
     staging.commit(stage, out)
@@ -210,7 +206,7 @@ def build_index(
 
 def _build_into(
     out: Path, documents: Iterable[Document], config: IndexConfig, progress: Progress | None, *, target: Path,
-    executor: Any = None,
+    executor: Any = None, graph: GraphWorker | None = None,
 ) -> IndexManifest:
     """Stream the corpus into the (new, empty) directory ``out``: rows, tokens, then arrays, manifest last."""
     started = time.perf_counter()
@@ -218,7 +214,6 @@ def _build_into(
     writer = CorpusWriter(out)
     try:
         builder = BM25Retriever.builder(config.bm25, config.tokenizer())
-        graph = GraphBuilder() if config.graph else None
         digest = hashlib.sha256()
         seen: set[str] = set()
         acl: dict[str, int] = {}
@@ -257,6 +252,8 @@ def _build_into(
                 f"all {writer.documents} documents have empty text, nothing to index",
                 fix="give documents with non-empty 'text'",
             )
+        if graph is not None:
+            graph.submit(out)  # a worker builds the graph while the BM25 arrays are made
         if progress:
             progress("index", 0, writer.chunks)
         model = builder.finish()
@@ -275,7 +272,7 @@ def _build_into(
     config.tokenizer().save(out / BM25_DIR)  # queries are tokenised without importing bm25s
     del model
     graph_info = graph.finish(out) if graph is not None else None
-    del graph
+    graph_peak = graph.peak_rss_mb if graph is not None else None
     dense_info: DenseInfo | None = None
     if config.dense:
         from hoprag.index.embed_shards import embed_corpus
@@ -303,7 +300,8 @@ def _build_into(
         dense=dense_info,
         acl_classes=acl_classes,
         graph=graph_info,
-        build=BuildStats(seconds=round(time.perf_counter() - started, 3), peak_rss_mb=round(_peak_rss_mb(), 1)),
+        build=BuildStats(seconds=round(time.perf_counter() - started, 3), peak_rss_mb=round(peak_rss_mb(), 1),
+                         graph_worker_peak_rss_mb=graph_peak),
     )
     (out / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return manifest
