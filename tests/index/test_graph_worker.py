@@ -126,6 +126,42 @@ def test_a_worker_that_dies_is_an_error_with_its_exit_code_and_the_fix(documents
     assert not worker.in_worker
 
 
+def test_a_worker_that_dies_mid_corpus_fails_the_next_batch(documents, tmp_path, worker_from, monkeypatch) -> None:
+    worker_from(1)
+    monkeypatch.setattr(graph_worker, "_BATCH", 1)  # every document is a frame
+    worker = GraphWorker()
+    worker.add(chunk_document(documents[0], ChunkConfig()), documents[0].title)
+    process = worker._process
+    process.kill()
+    process.wait()
+    with pytest.raises(HopragError) as caught:  # not only once the whole corpus has been read
+        worker.add(chunk_document(documents[1], ChunkConfig()), documents[1].title)
+    assert "exit code -9" in str(caught.value) and "--no-graph" in str(caught.value)
+    assert not worker.in_worker
+    worker.abort()  # what a failed build does next: nothing left to stop
+
+
+def test_a_build_whose_worker_dies_is_one_error_and_keeps_the_old_index(documents, tmp_path, worker_from,
+                                                                        monkeypatch) -> None:
+    target = tmp_path / "index"
+    build_index(documents[:3], target)
+    started = worker_from(5)
+    monkeypatch.setattr(graph_worker, "_BATCH", 1)
+
+    def corpus():
+        for i, doc in enumerate(documents):
+            if i == 12:
+                started[0].kill()
+                started[0].wait()
+            yield doc
+
+    with pytest.raises(HopragError) as caught:
+        build_index(corpus(), target)
+    assert "--no-graph" in str(caught.value)
+    assert load_index(target).manifest.document_count == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index"]
+
+
 def test_an_error_inside_the_worker_comes_back_with_the_fix(documents, tmp_path, worker_from) -> None:
     worker_from(1)
     worker = GraphWorker()

@@ -65,7 +65,6 @@ class GraphWorker:
         self._process: subprocess.Popen[bytes] | None = None
         self._frames: queue.Queue[bytes | None] = queue.Queue()
         self._writer: threading.Thread | None = None
-        self._write_error: BaseException | None = None
         self._stderr: IO[bytes] | None = None
         self._submitted = False
 
@@ -107,13 +106,14 @@ class GraphWorker:
         """The writer thread: frames to the worker's stdin in order, until the closing ``None``."""
         assert self._process is not None and self._process.stdin is not None
         pipe = self._process.stdin
+        ended = False  # the closing None was taken: nothing more will be put
         try:
             while (frame := self._frames.get()) is not None:
                 pipe.write(frame)
+            ended = True
             pipe.close()
-        except (OSError, ValueError) as exc:  # the worker died: its exit code says why, at finish
-            self._write_error = exc
-            while self._frames.get() is not None:  # drop what is left, so puts never pile up
+        except (OSError, ValueError):  # the worker died: its exit code says why
+            while not ended and self._frames.get() is not None:  # drop what is left, so puts never pile up
                 pass
 
     def _send(self, chunks: Sequence[Chunk], title: str) -> None:
@@ -124,8 +124,24 @@ class GraphWorker:
 
     def _flush(self) -> None:
         if self._batch:
+            self._check_alive()
             self._frames.put(_frame(("add", self._batch)))
             self._batch, self._batch_chunks = [], 0
+
+    def _check_alive(self) -> None:
+        """A worker that has died before it was given the whole corpus fails the build now, not after
+        the BM25 arrays are made (its exit code says why)."""
+        process = self._process
+        if process is not None and not self._submitted and process.poll() is not None:
+            self._stop()
+            raise self._died(process)
+
+    def _died(self, process: subprocess.Popen[bytes]) -> HopragError:
+        return HopragError(
+            f"the entity graph's worker process ended without a result (exit code {process.returncode}; a "
+            f"negative code is the signal that ended it, -9 often the system running out of memory"
+            f"{self._last_error()}). Fix: {_FIX}"
+        )
 
     def submit(self, index_dir: Path) -> None:
         """No more chunks: a worker builds and writes the graph into ``index_dir/graph`` now, while the
@@ -155,11 +171,7 @@ class GraphWorker:
         finally:
             self._stop()
         if answer is None:
-            raise HopragError(
-                f"the entity graph's worker process ended without a result (exit code {process.returncode}; a "
-                f"negative code is the signal that ended it, -9 often the system running out of memory"
-                f"{self._last_error()}). Fix: {_FIX}"
-            )
+            raise self._died(process)
         kind, payload, peak = answer
         if kind != "ok":
             raise HopragError(f"building the entity graph failed in its worker process: {payload}. Fix: {_FIX}")
