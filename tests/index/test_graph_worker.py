@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,36 @@ def test_a_worker_that_cannot_start_leaves_the_graph_in_process(documents, tmp_p
 def test_one_core_builds_in_process(monkeypatch) -> None:
     monkeypatch.setattr(graph_worker, "_cores", lambda: 1)
     assert GraphWorker(min_chunks=1).min_chunks == sys.maxsize
+
+
+def test_abort_returns_when_closing_a_dead_workers_pipe_fails(documents, worker_from, monkeypatch) -> None:
+    """Closing the pipe flushes what it buffered; to a dead worker that raises after the last frame was
+    taken, and the writer must not then wait for frames that will never come."""
+    worker_from(1)
+    real = graph_worker.subprocess.Popen
+
+    class FailingClose:
+        def __init__(self, pipe) -> None:
+            self.pipe = pipe
+
+        def write(self, data: bytes) -> int:
+            return len(data)  # held, as a buffer would hold it
+
+        def close(self) -> None:
+            self.pipe.close()
+            raise BrokenPipeError(32, "Broken pipe")
+
+    def popen(*args, **kwargs):
+        process = real(*args, **kwargs)
+        process.stdin = FailingClose(process.stdin)
+        return process
+
+    monkeypatch.setattr(graph_worker.subprocess, "Popen", popen)
+    worker = GraphWorker()
+    worker.add(chunk_document(documents[0], ChunkConfig()), documents[0].title)
+    assert worker.in_worker
+    done = threading.Event()
+    stopper = threading.Thread(target=lambda: (worker.abort(), done.set()), daemon=True)
+    stopper.start()
+    assert done.wait(30), "abort() did not return"
+    assert not worker.in_worker
