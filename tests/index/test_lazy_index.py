@@ -17,6 +17,7 @@ import pytest
 from hoprag.acl import Clearance, visible_corpus
 from hoprag.index.bm25 import BM25Params, BM25Retriever, index_text
 from hoprag.index.corpus_views import StoredChunks, StoredDocuments
+from hoprag.index.entities import title_key
 from hoprag.index.store import build_index, load_index
 from hoprag.index.tokenize import Tokenizer
 from hoprag.ingest.chunking import chunk_documents
@@ -151,3 +152,18 @@ def test_loading_and_searching_never_import_bm25s_or_scipy(built: Path) -> None:
 def test_the_manifest_records_the_build(built: Path) -> None:
     build = json.loads((built / "manifest.json").read_text(encoding="utf-8"))["build"]
     assert build["seconds"] > 0 and build["peak_rss_mb"] > 10
+
+
+def test_a_title_shared_by_hidden_and_visible_documents_is_a_link_key_for_whoever_sees_one(tmp_path: Path) -> None:
+    """A title's key rows are read only until a visible one (the first rows here are hidden)."""
+    titled = [Document(id=f"r{i}", title="Project Alder", text=f"Restricted note {i} on the alder line.", acl="restricted")
+              for i in range(3)]
+    docs = [*titled, Document(id="p0", title="Project Alder", text="The public alder summary.", acl="public"),
+            Document(id="r9", title="Project Birch", text="Birch is restricted.", acl="restricted")]
+    build_index(docs, tmp_path / "index")
+    index = load_index(tmp_path / "index")
+    alder, birch = title_key("Project Alder"), title_key("Project Birch")
+    for level, sees_birch in ((None, True), ("restricted", True), ("public", False)):
+        _, documents = visible_corpus(index.chunks, index.documents, Clearance(level) if level else None)
+        keys = documents.title_keys()
+        assert alder in keys and (birch in keys) is sees_birch and title_key("Project Cedar") not in keys, level

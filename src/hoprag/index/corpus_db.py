@@ -317,13 +317,16 @@ class CorpusDB:
         if getattr(self, "_no_keys", False):
             return None
         try:
-            rows = self._conn().execute("SELECT doc_pos FROM title_keys WHERE key = ?", (key,)).fetchall()
+            if mask is None:  # any document will do: the index answers without reading the key's rows
+                return self._conn().execute("SELECT 1 FROM title_keys WHERE key = ? LIMIT 1", (key,)).fetchone() is not None
+            # a title shared by many documents has as many rows: stop at the first one the mask shows
+            rows = self._conn().execute("SELECT doc_pos FROM title_keys WHERE key = ?", (key,))
+            return any(mask[pos] for (pos,) in rows)
         except sqlite3.OperationalError:
             self._no_keys = True
             return None
         except sqlite3.Error as exc:
             raise self._broken(exc) from None
-        return any(mask is None or mask[pos] for (pos,) in rows)
 
     def titles(self, mask: np.ndarray | None = None) -> Iterator[str]:
         for pos, title in self._stream("SELECT pos, title FROM documents ORDER BY pos"):
