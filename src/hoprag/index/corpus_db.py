@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from hoprag.errors import IndexLoadError
+from hoprag.index.npy_map import load_npy
 from hoprag.index.entities import title_key
 from hoprag.records import Chunk, Document
 
@@ -169,7 +170,7 @@ class CorpusDB:
     def _column(self, name: str, dtype: type, count: int) -> np.ndarray:
         path = self.directory / name
         try:
-            column = np.load(path, mmap_mode="r", allow_pickle=False)
+            column = load_npy(path)
         except (OSError, ValueError) as exc:
             raise IndexLoadError(f"{self.directory}: {name} unreadable ({exc}). Fix: {self.fix}") from None
         if column.dtype != dtype or column.shape != (count,):

@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from hoprag.errors import ConfigError, IndexLoadError
 from hoprag.index.graph_arrays import GRAPH_FORMAT, ChunkIdsByPosition, CsrArrays, StoredChunkIds
 from hoprag.index.entities import chunk_entities
+from hoprag.index.npy_map import load_npy
 from hoprag.ingest.text import STOPWORDS, tokens
 
 __all__ = ["GRAPH_DIR", "EntityGraph", "GraphConfig", "GraphInfo", "load_graph", "open_graph", "save_graph"]
@@ -215,7 +216,7 @@ def load_graph(
         rows = json.loads((directory / ENTITIES).read_text(encoding="utf-8"))
         keys = tuple(str(r[0]) for r in rows)
         kinds = tuple(str(r[1]) for r in rows)
-        mentioned_ptr = np.load(directory / f"{CHUNK_ENTITY}.indptr.npy", mmap_mode="r")
+        mentioned_ptr = load_npy(directory / f"{CHUNK_ENTITY}.indptr.npy")
         n = len(mentioned_ptr) - 1
         mentions = CsrArrays.load(directory, ENTITY_CHUNK, n, ones=True)
         mentioned = CsrArrays.load(directory, CHUNK_ENTITY, len(keys), ones=True)

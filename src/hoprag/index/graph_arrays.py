@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from hoprag.errors import IndexLoadError
+from hoprag.index.npy_map import load_npy
 
 __all__ = ["GRAPH_FORMAT", "ChunkIdsByPosition", "CsrArrays", "StoredChunkIds"]
 
@@ -89,9 +90,9 @@ class CsrArrays:
     @classmethod
     def load(cls, directory: Path, name: str, columns: int, *, ones: bool) -> CsrArrays:
         """Memory-map one matrix written by :meth:`save`; ``ValueError`` when its arrays disagree."""
-        indptr = _mapped(directory / f"{name}.indptr.npy")
-        indices = _mapped(directory / f"{name}.indices.npy")
-        data = None if ones else _mapped(directory / f"{name}.data.npy")
+        indptr = load_npy(directory / f"{name}.indptr.npy")
+        indices = load_npy(directory / f"{name}.indices.npy")
+        data = None if ones else load_npy(directory / f"{name}.data.npy")
         if indptr.ndim != 1 or not len(indptr) or int(indptr[-1]) != len(indices) or (data is not None and len(data) != len(indices)):
             raise ValueError(f"{name}: indptr, indices and data do not fit together")
         return cls(indptr, indices, data, (len(indptr) - 1, columns))
@@ -100,12 +101,6 @@ class CsrArrays:
     def present(directory: Path, name: str) -> bool:
         return (directory / f"{name}.indptr.npy").is_file()
 
-
-def _mapped(path: Path) -> np.ndarray:
-    """A ``.npy`` file memory-mapped, as a plain ndarray view of the map: indexing an ``np.memmap``
-    goes through its Python-level ``__getitem__`` and ``__array_finalize__``, which a walk's
-    thousands of small gathers would pay each time (the map stays open through the view's base)."""
-    return np.asarray(np.load(path, mmap_mode="r"))
 
 
 class StoredChunkIds(Sequence[str]):

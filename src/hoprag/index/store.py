@@ -47,6 +47,7 @@ from hoprag.index.embedders import Embedder, make_embedder
 from hoprag.index import staging
 from hoprag.index.tokenize import Tokenizer
 from hoprag.index.hybrid import HybridRetriever
+from hoprag.index.npy_map import load_npy
 from hoprag.index.manifest import FORMAT_VERSION, VECTORS, BuildStats, DenseInfo, IndexConfig, IndexManifest, _digest, config_hash, corpus_hash, peak_rss_mb
 from hoprag.ingest.chunking import chunk_document
 from hoprag.records import Document
@@ -360,7 +361,7 @@ def _load_vectors(path: Path, manifest: IndexManifest, *, mmap: bool) -> np.ndar
     info = manifest.dense
     file = path / (info.file if info else VECTORS)
     try:
-        vectors = np.load(file, mmap_mode="r" if mmap else None, allow_pickle=False)
+        vectors = load_npy(file, mmap=mmap)
     except (OSError, ValueError) as exc:
         raise IndexLoadError(f"{path}: dense vectors unreadable ({exc}). Fix: {DENSE_FIX}") from None
     expected = (manifest.chunk_count, info.dim if info else -1)
