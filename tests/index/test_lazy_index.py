@@ -167,3 +167,16 @@ def test_a_title_shared_by_hidden_and_visible_documents_is_a_link_key_for_whoeve
         _, documents = visible_corpus(index.chunks, index.documents, Clearance(level) if level else None)
         keys = documents.title_keys()
         assert alder in keys and (birch in keys) is sees_birch and title_key("Project Cedar") not in keys, level
+
+
+def test_the_arrays_a_query_reads_are_plain_views_of_read_only_maps(built: Path) -> None:
+    """Indexing an np.memmap runs Python code per slice; the query path gets plain ndarray views of the
+    maps (the file stays mapped through the view's base), and nothing can write to them."""
+    index = load_index(built)
+    scores = index.bm25.model.scores
+    db = index.chunks.db
+    for array in (scores["data"], scores["indices"], scores["indptr"], db.chunk_doc, db.chunk_acl):
+        assert type(array) is np.ndarray and isinstance(array.base, np.memmap) and not array.flags.writeable
+    whole = load_index(built, mmap=False).bm25.model.scores["data"]
+    assert type(whole) is np.ndarray and not isinstance(whole.base, np.memmap)
+    assert np.array_equal(whole, scores["data"])
