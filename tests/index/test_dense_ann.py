@@ -72,6 +72,32 @@ def test_graph_recall_on_the_corpus_own_vectors_and_on_questions(corpus, hnsw, t
     assert np.mean(overlap) >= 0.95
 
 
+def test_recall_counts_a_tied_copy_as_found_and_a_worse_chunk_as_missed(corpus) -> None:
+    """Where passages repeat, the exact scan's k-th best is one of many tied copies; a graph that returns
+    other copies found them all the same (recall by score, as ann-benchmarks counts by distance)."""
+    _, _, _, exact, _ = corpus
+    base = np.asarray(exact.vectors[:300], dtype=np.float32)
+    vectors = np.concatenate([base] * 20)  # every vector 20 times: the top 10 of each query are ties
+
+    class Pick:
+        def __init__(self, rows):
+            self.rows = rows
+
+        def search(self, queries, want):
+            return np.stack([self.rows(q)[:want] for q in queries])
+
+    copies = Pick(lambda q: np.flatnonzero(np.all(vectors == q, axis=1))[::-1])  # the last copies, not the first
+    recall, asked = ann_module.measure_recall(vectors, copies, queries=50)
+    assert recall == 1.0 and asked == 50
+    far = Pick(lambda q: np.argsort(vectors @ q, kind="stable"))  # the worst chunks first
+    assert ann_module.measure_recall(vectors, far, queries=50)[0] == 0.0
+    half = Pick(lambda q: np.concatenate([np.flatnonzero(np.all(vectors == q, axis=1))[:5],
+                                          np.argsort(vectors @ q, kind="stable")[:5]]))
+    assert ann_module.measure_recall(vectors, half, queries=50)[0] == pytest.approx(0.5)
+    hnsw = ann_module.HnswIndex.build(vectors)  # the real graph on the repeated vectors
+    assert ann_module.measure_recall(vectors, hnsw)[0] >= 0.95
+
+
 def test_saved_graph_loads_memory_mapped_and_answers_like_the_built_one(corpus, hnsw, tmp_path: Path) -> None:
     docs, chunks, embedder, exact, questions = corpus
     info = build_ann(exact.vectors, tmp_path, "hnsw")
