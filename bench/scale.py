@@ -2,7 +2,7 @@
 
 Corpora of each ``--sizes`` passages are composed from the bundled real passages (every context
 paragraph of the HotpotQA, MuSiQue and 2Wiki samples plus the enterprise corpus, pooled as
-``bench/bm25.py`` pools them, about 7,000 passages): copy ``r`` of passage ``d`` has id ``d~r``,
+``bench/bm25.py`` pools them, 3,629 passages): copy ``r`` of passage ``d`` has id ``d~r``,
 the same title, and the passage's sentences (the chunker's sentence splitter) in an order shuffled
 by a generator seeded with ``d~r`` (copy 0 keeps the original order). Vocabulary, term statistics
 and passage lengths stay those of real text; only the posting lists grow, and no two copies of a
@@ -403,7 +403,12 @@ def merge_reports(paths: list[Path]) -> list[dict[str, Any]]:
     ``postgres`` part of a ``--postgres-only`` run) are added to an earlier report's row."""
     rows: dict[int, dict[str, Any]] = {}
     for path in paths:
-        for row in json.loads(path.read_text(encoding="utf-8"))["results"]:
+        try:
+            results = json.loads(path.read_text(encoding="utf-8"))["results"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise SystemExit(f"error: {path} is not a bench/scale.py --json report ({type(exc).__name__}: {exc}). "
+                             "Fix: name the files that --json wrote") from None
+        for row in results:
             merged = rows.setdefault(row["passages"], {})
             for key, value in row.items():  # parts both reports hold (the corpus) keep both's fields
                 both = isinstance(value, dict) and isinstance(merged.get(key), dict)
