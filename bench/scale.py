@@ -278,14 +278,15 @@ def measure(size: int, work: Path, docs: list[Any], questions: list[str], args: 
 
 # --- plots (plain SVG: no plotting dependency) --------------------------------------------------
 
-COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf")
+COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#000000", "#aec7e8")  # one per series of the busiest chart: no two lines share one
 
 
 def svg_plot(path: Path, title: str, unit: str, sizes: list[int], series: dict[str, list[float | None]]) -> None:
     """A log-log line chart of each series against corpus size."""
     import math
 
-    w, h, left, right, top, bottom = 560, 340, 70, 150, 36, 48
+    w, h, left, right, top, bottom = 700, 340, 70, 250, 36, 48
     points = [v for vs in series.values() for v in vs if v]
     if not points or len(sizes) < 1:
         return
@@ -316,12 +317,14 @@ def svg_plot(path: Path, title: str, unit: str, sizes: list[int], series: dict[s
             out.append(f'<text x="{left - 6}" y="{y(10 ** e) + 4:.1f}" text-anchor="end">{10 ** e:g}</text>')
     for i, (name, values) in enumerate(series.items()):
         colour = COLOURS[i % len(COLOURS)]
+        dash = ' stroke-dasharray="6 3"' if name.startswith("postgres") or "--store" in name else ""
         pts = [(x(s), y(v)) for s, v in zip(sizes, values) if v]
         if len(pts) > 1:
-            out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="'
+            out.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2"{dash} points="'
                        + " ".join(f"{a:.1f},{b:.1f}" for a, b in pts) + '"/>')
         out.extend(f'<circle cx="{a:.1f}" cy="{b:.1f}" r="3" fill="{colour}"/>' for a, b in pts)
-        out.append(f'<rect x="{w - right + 12}" y="{top + 16 * i}" width="10" height="10" fill="{colour}"/>')
+        out.append(f'<line x1="{w - right + 8}" y1="{top + 16 * i + 5}" x2="{w - right + 24}" y2="{top + 16 * i + 5}" '
+                   f'stroke="{colour}" stroke-width="3"{dash}/>')
         out.append(f'<text x="{w - right + 27}" y="{top + 16 * i + 9}">{name}</text>')
     out.append("</svg>")
     path.write_text("\n".join(out) + "\n", encoding="utf-8")
@@ -357,7 +360,7 @@ def plots(results: list[dict[str, Any]], folder: Path) -> list[Path]:
             "hoprag BM25": col(lambda r: r["probe"]["bm25"]["p50_ms"]),
             "raw bm25s": col(lambda r: r["probe"]["bm25s"]["p50_ms"]),
             "rank_bm25": col(lambda r: r["probe"]["rank_bm25"]["p50_ms"]),
-            "hoprag dense (exact)": col(lambda r: r["probe"]["dense"]["p50_ms"]),
+            "hoprag dense (HNSW from 50k chunks)": col(lambda r: r["probe"]["dense"]["p50_ms"]),
             "faiss flat": col(lambda r: r["probe"]["faiss_flat"]["p50_ms"]),
             "hoprag hybrid": col(lambda r: r["probe"]["hybrid"]["p50_ms"]),
             "multi-hop question": col(lambda r: r["multihop"]["p50_ms"]),
