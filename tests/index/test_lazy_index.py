@@ -180,3 +180,22 @@ def test_the_arrays_a_query_reads_are_plain_views_of_read_only_maps(built: Path)
     whole = load_index(built, mmap=False).bm25.model.scores["data"]
     assert type(whole) is np.ndarray and not isinstance(whole.base, np.memmap)
     assert np.array_equal(whole, scores["data"])
+
+
+def test_an_index_file_that_is_no_npy_array_is_named_as_such(built: Path, tmp_path: Path) -> None:
+    """numpy calls any file without the .npy header 'pickled data' and suggests loading it unsafely;
+    the index says what the file is not, and how to rebuild."""
+    import shutil
+
+    from hoprag.errors import IndexLoadError
+    from hoprag.index.npy_map import load_npy
+
+    copy = tmp_path / "index"
+    shutil.copytree(built, copy)
+    (copy / "chunk_acl.npy").write_text("garbage\n", encoding="utf-8")
+    with pytest.raises(IndexLoadError, match=r"chunk_acl.npy unreadable \(not a .npy array file.*Fix: run `hoprag index") as err:
+        load_index(copy)
+    assert "pickle" not in str(err.value)
+    (copy / "bm25" / "data.csc.index.npy").write_bytes(b"")
+    with pytest.raises(ValueError, match="not a .npy array file"):
+        load_npy(copy / "bm25" / "data.csc.index.npy")

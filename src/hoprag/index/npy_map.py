@@ -15,7 +15,14 @@ import numpy as np
 __all__ = ["load_npy"]
 
 
+MAGIC = b"\x93NUMPY"
+
+
 def load_npy(path: str | Path, *, mmap: bool = True) -> np.ndarray:
     """The array in ``path``: memory-mapped read-only with ``mmap`` (a plain view), else read whole.
-    Raises ``OSError``/``ValueError`` as ``np.load`` does; never unpickles."""
+    Raises ``OSError``/``ValueError`` as ``np.load`` does, and ``ValueError`` naming what it is not
+    for a file that is no ``.npy`` array (numpy would call it pickled data); never unpickles."""
+    with open(path, "rb") as handle:
+        if handle.read(len(MAGIC)) != MAGIC:
+            raise ValueError("not a .npy array file (no NUMPY header)")
     return np.asarray(np.load(path, mmap_mode="r" if mmap else None, allow_pickle=False))
