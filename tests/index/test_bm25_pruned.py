@@ -114,3 +114,27 @@ def test_a_damaged_matrix_is_a_load_error_on_the_pruned_path_too(corpus) -> None
     damaged.prune_min_docs = 0
     with pytest.raises(IndexLoadError, match="score matrix is damaged.*Fix: run `hoprag index"):
         damaged.candidates(bm.token_ids(questions[0]), 10, lambda positions: None)
+
+
+def test_a_damaged_column_leaves_the_scratch_array_clean(corpus) -> None:
+    """A column past the last chunk fails after an earlier column was scattered: the scratch sums are put
+    back to zero anyway, so a long-lived process (the service) keeps scoring exactly."""
+    from hoprag.errors import IndexLoadError
+    from hoprag.index.bm25_arrays import BM25Arrays
+
+    bm, questions = corpus
+    m = bm.model
+    ids = list(dict.fromkeys(bm.token_ids(questions[0])))
+    strongest = max(ids, key=lambda t: float(m.column(t)[1].max()))  # essential, and scattered first below
+    indptr = np.asarray(m.scores["indptr"])
+    indices = np.array(m.scores["indices"])
+    for tid in ids:
+        if tid != strongest:
+            indices[indptr[tid]:indptr[tid + 1]] += m.scores["num_docs"]
+    damaged = BM25Arrays(m.scores["data"], indices, m.scores["indptr"], m.scores["num_docs"], m.vocab_dict, m.params)
+    damaged.prune_min_docs = 0
+    damaged.rest_share = 0.0  # every term essential: the damaged ones are scattered after the strongest
+    with pytest.raises(IndexLoadError, match="score matrix is damaged"):
+        damaged.candidates([strongest, *[t for t in ids if t != strongest]], 10, lambda positions: None)
+    scratch = getattr(damaged._local, "scratch", None)
+    assert scratch is not None and not scratch.any()

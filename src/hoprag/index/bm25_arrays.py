@@ -152,15 +152,15 @@ class BM25Arrays:
         # the essential columns' positions as one intp array: numpy would convert the stored int32
         # positions to intp again for every gather and scatter below
         touched = np.concatenate([rows for rows, _ in columns]).astype(np.intp, copy=False)
+        at = 0  # the positions scattered so far: a damaged column raises before writing, so these are all
         try:
-            at = 0
             for rows, values in columns:
                 scratch[touched[at:at + rows.size]] += values
                 at += rows.size
             positions = _sorted_unique(touched[scratch[touched] >= cut])
             partial = scratch[positions].astype(np.float64)
         finally:
-            scratch[touched] = 0.0
+            scratch[touched[:at]] = 0.0  # zeros back, even when a later column was damaged
         allowed = allowed_at(positions)
         if allowed is not None:
             positions, partial = positions[allowed], partial[allowed]
