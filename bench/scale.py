@@ -221,12 +221,18 @@ def measure_pg(size: int, corpus: Path, qfile: Path, server_url: str, args: argp
 def measure_pg_only(size: int, work: Path, docs: list[Any], questions: list[str], server_url: str,
                     args: argparse.Namespace) -> dict[str, Any]:
     """``--postgres-only``: the ``size`` corpus composed as :func:`measure` composes it, then only the Postgres store."""
+    corpus, composed, qfile = _inputs(size, work, docs, questions)
+    return {"passages": size, "corpus": {**composed, "jsonl_mib": corpus.stat().st_size / 2**20},
+            "postgres": measure_pg(size, corpus, qfile, server_url, args)}
+
+
+def _inputs(size: int, work: Path, docs: list[Any], questions: list[str]) -> tuple[Path, dict[str, int], Path]:
+    """The ``size`` corpus composed into ``work``, its composition, and the questions file beside it."""
     corpus = work / f"corpus-{size}.jsonl"
     composed = compose(corpus, size, docs)
     qfile = work / "questions.json"
     qfile.write_text(json.dumps(questions), encoding="utf-8")
-    return {"passages": size, "corpus": {**composed, "jsonl_mib": corpus.stat().st_size / 2**20},
-            "postgres": measure_pg(size, corpus, qfile, server_url, args)}
+    return corpus, composed, qfile
 
 
 def compare_pg_builds(size: int, work: Path, docs: list[Any], server_url: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -250,10 +256,7 @@ def compare_pg_builds(size: int, work: Path, docs: list[Any], server_url: str, a
 
 def measure(size: int, work: Path, docs: list[Any], questions: list[str], args: argparse.Namespace,
             pg_url: str | None = None) -> dict[str, Any]:
-    corpus = work / f"corpus-{size}.jsonl"
-    composed = compose(corpus, size, docs)
-    qfile = work / "questions.json"
-    qfile.write_text(json.dumps(questions), encoding="utf-8")
+    corpus, composed, qfile = _inputs(size, work, docs, questions)
     python = sys.executable
     index_dir, raw_dir = work / f"index-{size}", work / f"bm25s-{size}"
     ours = _measured([python, "-m", "hoprag.cli", "index", str(corpus), "--out", str(index_dir), "-q",

@@ -102,7 +102,6 @@ class CsrArrays:
         return (directory / f"{name}.indptr.npy").is_file()
 
 
-
 class StoredChunkIds(Sequence[str]):
     """The column order as stored in ``chunk_ids.json``, read on first use."""
 
