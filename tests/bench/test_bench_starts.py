@@ -127,3 +127,13 @@ def test_scale_measures_postgres_alone_and_merges_it_with_a_local_run(tmp_path: 
     plot = (tmp_path / "fig" / "scale_query_p50.svg").read_text(encoding="utf-8")
     assert "postgres BM25" in plot and "hoprag BM25" in plot
     assert "postgres: build" in done.stdout and "passages" in done.stdout
+
+
+def test_scale_merge_names_a_file_that_is_no_report(tmp_path: Path) -> None:
+    (tmp_path / "notes.json").write_text("[1, 2]", encoding="utf-8")
+    for bad in (tmp_path / "missing.json", tmp_path / "notes.json", ROOT / "README.md"):
+        done = subprocess.run([sys.executable, str(BENCH / "scale.py"), "--merge", str(bad), "--figures", str(tmp_path)],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
+        assert f"error: {bad} is not a bench/scale.py --json report" in done.stderr
+        assert "Fix: name the files that --json wrote" in done.stderr
