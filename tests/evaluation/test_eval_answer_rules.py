@@ -19,6 +19,7 @@ from hoprag.evaluation.answers import (
     best_f1,
     f1,
     rules_for,
+    scored_golds,
 )
 from hoprag.records import Answer, Trace
 
@@ -112,3 +113,43 @@ def test_abstention_and_explanatory() -> None:
     assert answer_f1(both_empty, said("", abstained=True)) == 0.0  # abstaining never scores
     explanatory = Case(case_id="c1", query="why?", answers=["because"], answer_type="explanatory", dataset="musique")
     assert answer_em(explanatory, said("because")) is None
+
+
+def _reference_f1(prediction: str, gold: str, rules) -> float:
+    """The scripts' F1 as they write it: two Counters and their multiset intersection."""
+    from collections import Counter
+
+    from hoprag.evaluation.answers import normalize
+
+    pred, ref = normalize(prediction), normalize(gold)
+    if rules.yes_no_rule and (pred in ("yes", "no", "noanswer") or ref in ("yes", "no", "noanswer")) and pred != ref:
+        return 0.0
+    p, r = pred.split(), ref.split()
+    if rules.empty_agrees and (not p or not r):
+        return float(p == r)
+    same = sum((Counter(p) & Counter(r)).values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(p), same / len(r)
+    return 2 * precision * recall / (precision + recall)
+
+
+_WORDS = ["the", "a", "yes", "no", "noanswer", "7", "7", "years", "Years", "cat", "dog,", "!", "", "x y", "x"]
+
+
+@pytest.mark.parametrize("rules", ALL, ids=lambda r: r.name)
+def test_f1_counts_repeated_tokens_as_the_scripts_do(rules) -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    text = st.lists(st.sampled_from(_WORDS), max_size=7).map(" ".join)
+
+    @settings(max_examples=300, deadline=None)
+    @given(prediction=text, golds=st.lists(text, min_size=1, max_size=4))
+    def check(prediction: str, golds: list[str]) -> None:
+        for gold in golds:
+            assert f1(prediction, gold, rules) == _reference_f1(prediction, gold, rules)
+        expected = max(_reference_f1(prediction, g, rules) for g in scored_golds(golds, rules))
+        assert best_f1(prediction, golds, rules) == expected
+
+    check()

@@ -42,6 +42,11 @@ WORKERS_OPT = typer.Option(
     None, "--workers", min=1, max=4096, metavar="N",
     help="parallel workers (default: local 1, one at a time; ray one per CPU of the cluster)",
 )
+SCORING_WORKERS_OPT = typer.Option(
+    None, "--workers", min=1, max=4096, metavar="N",
+    help="scoring workers (default: local one process per CPU, at most one per 500 cases; 1 scores in this "
+    "process; ray one per CPU of the cluster)",
+)
 
 
 def caller_clearance(clearance: str | None, acl_levels: str | None) -> Clearance | None:

@@ -20,12 +20,29 @@ from hoprag.cli_llm import (
     STRICT_LLM_OPT,
     llm_settings,
 )
-from hoprag.commands import ACL_LEVELS_OPT, CLEARANCE_OPT, EXECUTOR_OPT, WORKERS_OPT, caller_clearance
+from hoprag.commands import (
+    ACL_LEVELS_OPT,
+    CLEARANCE_OPT,
+    EXECUTOR_OPT,
+    SCORING_WORKERS_OPT,
+    WORKERS_OPT,
+    caller_clearance,
+)
 from hoprag.gc_pause import collector_paused
 from hoprag.json_text import dumps_indented
 
 out = Console()
 err = Console(stderr=True)
+
+
+def scoring_executor(executor: str, workers: Optional[int]) -> Any:
+    """Where ``eval`` and ``compare`` score: ``local`` is forked processes (scoring is CPU-bound, so
+    threads would take turns), Ray as it is given."""
+    from hoprag.executors import parse_executor
+    from hoprag.forks import ProcessExecutor
+
+    pool = parse_executor(executor, workers=workers)
+    return ProcessExecutor(workers=workers) if pool.name == "local" else pool
 
 
 def csv_list(value: str) -> list[str]:
@@ -83,7 +100,7 @@ def register(app: typer.Typer) -> None:
             None, "--judge-calibration", help="the judge's calibration record (hoprag judge calibrate --out): its kappa, "
             "CI, n, file hash and date go into every judged metric's meta (without one the meta says uncalibrated)"),
         executor: str = EXECUTOR_OPT,
-        workers: Optional[int] = WORKERS_OPT,
+        workers: Optional[int] = SCORING_WORKERS_OPT,
     ) -> None:
         """Score traces against evidence-chain cases: chain coverage, hop recall, path precision,
         answers and attribution, earliest failure, latency and stopping."""
@@ -92,10 +109,9 @@ def register(app: typer.Typer) -> None:
         from hoprag.evaluation.calibration_record import judged_metric_meta, load_calibration
         from hoprag.evaluation.chain_eval import evaluate_chains, load_trace_file
         from hoprag.evaluation.runner import read_traces
-        from hoprag.executors import parse_executor
         from hoprag.render import comparison_table
 
-        pool = parse_executor(executor, workers=workers)  # a missing ray extra stops before any file is read
+        pool = scoring_executor(executor, workers)  # a missing ray extra stops before any file is read
         judge = TokenContainmentJudge()
         record = load_calibration(judge_calibration) if judge_calibration is not None else None
         metric_meta = judged_metric_meta(judge, record, source=str(judge_calibration))
@@ -105,7 +121,7 @@ def register(app: typer.Typer) -> None:
         report = evaluate_chains(
             cases, traces, ks=tuple(ks), oracle_traces=oracle_traces, dataset_version=dataset_version(cases_file),
             corpus_ids=corpus_ids, label_report=labels,
-            exclusions=excluded, judge=judge, executor=pool,
+            exclusions=excluded, judge=judge, executor=pool, cases_checked=corpus is None,  # checked as read
         )
         payload = {**report.to_json(), "metric_meta": metric_meta}
         names = [n for n in payload["aggregate"] if not n.startswith(("n_", "na_"))]
@@ -201,6 +217,7 @@ def register(app: typer.Typer) -> None:
         resamples: int = typer.Option(2000, "--resamples", min=100, max=1_000_000),
         k: int = typer.Option(10, "--k", min=1, max=1_000),
         json_out: Optional[Path] = typer.Option(None, "--json"),
+        workers: Optional[int] = SCORING_WORKERS_OPT,
     ) -> None:
         """Paired case-level differences (B - A) with cluster-bootstrap intervals."""
         from hoprag.errors import InputError
@@ -213,8 +230,9 @@ def register(app: typer.Typer) -> None:
                 raise InputError(
                     "no cases.jsonl beside the baseline traces", source=str(run_a), fix="pass --cases CASES.jsonl"
                 )
+        pool = scoring_executor("local", workers)
         result = compare_runs(checked_cases(cases_file), read_traces(run_a), read_traces(run_b), k=k, cluster_by=cluster,
-                              resamples=resamples, seed=seed)
+                              resamples=resamples, seed=seed, executor=pool)
         out.print(f"B - A, clusters={cluster}, seed={seed}, resamples={resamples}, budget={result.budget_ms}")
         for row in result.rows:
             out.print(f"{row['metric']:28} A={_f(row['mean_a'])} B={_f(row['mean_b'])} diff={_f(row['diff'])} "

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from hoprag.datasets.schema import Case
+from hoprag.evaluation.memo import memoized
 from hoprag.records import Trace
 
 _DROP_PUNCT = str.maketrans("", "", string.punctuation)
@@ -80,18 +81,31 @@ def exact_match(prediction: str, gold: str) -> float:
 
 def f1(prediction: str, gold: str, rules: AnswerRules = SQUAD) -> float:
     """Token-level F1 of one prediction against one gold string under ``rules``."""
-    pred, ref = normalize(prediction), normalize(gold)
+    pred = normalize(prediction)
+    return _f1(pred, pred.split(), None, normalize(gold), rules)
+
+
+def _f1(pred: str, pred_tokens: list[str], pred_counts: Counter[str] | None, ref: str, rules: AnswerRules) -> float:
+    """:func:`f1` of normalised strings (``pred_counts``: the prediction's token counts, if known)."""
     if rules.yes_no_rule and (pred in _SPECIAL or ref in _SPECIAL) and pred != ref:
         return 0.0
-    pred_tokens, ref_tokens = pred.split(), ref.split()
+    ref_tokens = ref.split()
     if rules.empty_agrees and (not pred_tokens or not ref_tokens):
         return float(pred_tokens == ref_tokens)
-    same = sum((Counter(pred_tokens) & Counter(ref_tokens)).values())
+    counts = pred_counts if pred_counts is not None else Counter(pred_tokens)
+    # the size of the multiset intersection, sum((Counter(pred) & Counter(ref)).values()), without building it
+    same = sum(min(n, counts[t]) for t, n in _token_counts(ref).items() if t in counts)
     if same == 0:
         return 0.0
     precision = same / len(pred_tokens)
     recall = same / len(ref_tokens)
     return 2 * precision * recall / (precision + recall)
+
+
+@lru_cache(maxsize=65536)
+def _token_counts(normalized: str) -> dict[str, int]:
+    """Token counts of a normalised gold string (shared: callers must not mutate it)."""
+    return dict(Counter(normalized.split()))
 
 
 def scored_golds(golds: Sequence[str], rules: AnswerRules) -> list[str]:
@@ -107,7 +121,10 @@ def best_em(prediction: str, golds: Sequence[str], rules: AnswerRules = SQUAD) -
 
 
 def best_f1(prediction: str, golds: Sequence[str], rules: AnswerRules = SQUAD) -> float:
-    return max(f1(prediction, g, rules) for g in scored_golds(golds, rules))
+    pred = normalize(prediction)  # the prediction's tokens and counts once, for every gold
+    tokens = pred.split()
+    counts = Counter(tokens)
+    return max(_f1(pred, tokens, counts, normalize(g), rules) for g in scored_golds(golds, rules))
 
 
 def gold_strings(case: Case) -> list[str]:
@@ -128,7 +145,8 @@ def answer_em(case: Case, trace: Trace, k: int | None = None) -> float | None:
         return None
     if trace.answer.abstained:
         return 0.0
-    return best_em(trace.answer.text, golds, rules_for(case))
+    # once per case and trace within an evaluation: the failure diagnosis asks again
+    return memoized("answer_em", (case, trace), lambda: best_em(trace.answer.text, golds, rules_for(case)))
 
 
 def answer_f1(case: Case, trace: Trace, k: int | None = None) -> float | None:

@@ -60,10 +60,15 @@ class Judge(Protocol):
 
 def containment(part: str, whole: str) -> float:
     """Share of ``part``'s content tokens that occur in ``whole`` (1 when ``part`` has none)."""
+    return _contained(part, set(content_tokens(whole)))
+
+
+def _contained(part: str, whole: set[str]) -> float:
+    """:func:`containment` against the content tokens of ``whole``, already a set."""
     needed = set(content_tokens(part))
     if not needed:
         return 1.0
-    return len(needed & set(content_tokens(whole))) / len(needed)
+    return len(needed & whole) / len(needed)
 
 
 @dataclass(frozen=True)
@@ -182,9 +187,13 @@ def claim_recall(case: Case, trace: Trace, k: int | None = None, *, threshold: f
         return None
     if trace.answer.abstained:
         return 0.0
-    said = " ".join([trace.answer.text, *(c.text for c in trace.answer.claims)])
-    made = sum(1 for ref in case.reference_claims if containment(ref, said) >= threshold)
-    return made / len(case.reference_claims)
+
+    def compute() -> float:  # once per case, trace and threshold within an evaluation (the diagnosis asks too)
+        said = set(content_tokens(" ".join([trace.answer.text, *(c.text for c in trace.answer.claims)])))
+        made = sum(1 for ref in case.reference_claims if _contained(ref, said) >= threshold)
+        return made / len(case.reference_claims)
+
+    return memoized(f"claim_recall:{threshold!r}", (case, trace), compute)
 
 
 def citation_support(case: Case, trace: Trace, k: int | None = None) -> float | None:

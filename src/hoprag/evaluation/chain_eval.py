@@ -19,8 +19,10 @@
 Oracle traces are never scored as the system: they only feed the conditional columns.
 
 The cases are scored in batches (:mod:`hoprag.evaluation.chain_scoring`) by an ``executor``
-(:mod:`hoprag.executors`; default: one batch in this process); the rows come back in the cases'
-order and every aggregate is computed from them here, so the report is the same on every executor.
+(:mod:`hoprag.executors`; default: one batch in this process; :class:`hoprag.forks.ProcessExecutor`
+spreads them over forked processes, one per :data:`CASES_PER_PROCESS` cases at most, as ``hoprag
+eval`` does); the rows come back in the cases' order and every aggregate is computed from them here,
+so the report is the same on every executor.
 """
 
 from __future__ import annotations
@@ -53,13 +55,18 @@ from hoprag.evaluation.memo import evaluation_memo
 from hoprag.evaluation.runner import _aggregate_rows
 from hoprag.evaluation.stopping import summarize_profiles
 from hoprag.executors import Executor, LocalExecutor
+from hoprag.forks import ProcessExecutor, usable_cpus
 from hoprag.gc_pause import collector_paused
 from hoprag.records import Trace
 from hoprag.trace_json import trace_from_json_line
 from hoprag.traces_file import read_trace_dicts
 
-__all__ = ["LAYERS", "ChainReport", "ClaimRecall", "chain_measures", "evaluate_chains", "load_trace_file",
-           "read_traces_lenient"]
+__all__ = ["CASES_PER_PROCESS", "LAYERS", "ChainReport", "ClaimRecall", "chain_measures", "evaluate_chains",
+           "load_trace_file", "read_traces_lenient"]
+
+#: the fewest cases worth a forked scoring process (:class:`hoprag.forks.ProcessExecutor`): below it,
+#: starting the process and sending the rows back cost about what the process saves
+CASES_PER_PROCESS = 500
 
 
 def read_traces_lenient(path: str | Path) -> tuple[list[Trace], list[dict[str, Any]]]:
@@ -160,6 +167,7 @@ def evaluate_chains(
     label_report: LabelReport | None = None,
     executor: Executor | None = None,
     batch_size: int | None = None,
+    cases_checked: bool = False,
 ) -> ChainReport:
     """Score ``traces`` (any pipeline) against ``cases`` with every chain metric; see the module doc.
 
@@ -167,11 +175,14 @@ def evaluate_chains(
     not scored: each is listed in ``exclusions`` with its problems and counted in the aggregate.
     ``executor`` scores the cases in batches of ``batch_size`` (default: one batch per worker's share,
     see :func:`hoprag.evaluation.chain_scoring.case_batches`); the report does not depend on either.
+    ``cases_checked``: the cases already passed :func:`hoprag.evaluation.graph.check_cases` (as
+    ``hoprag eval`` reads them), so they are not checked again.
     """
     with evaluation_memo(), collector_paused():
         return _evaluate_chains(cases, traces, ks, oracle_traces=oracle_traces, corpus_ids=corpus_ids, context_k=context_k,
                                 judge=judge, dataset_version=dataset_version, exclusions=exclusions,
-                                label_report=label_report, executor=executor or LocalExecutor(), batch_size=batch_size)
+                                label_report=label_report, executor=executor or LocalExecutor(), batch_size=batch_size,
+                                cases_checked=cases_checked)
 
 
 def _evaluate_chains(
@@ -188,10 +199,12 @@ def _evaluate_chains(
     label_report: LabelReport | None,
     executor: Executor,
     batch_size: int | None,
+    cases_checked: bool,
 ) -> ChainReport:
     ks = tuple(dict.fromkeys(ks))
     cases, traces, label_exclusions = _drop_broken_labels(cases, traces, label_report)
-    cases = check_cases(cases)
+    if not cases_checked:
+        cases = check_cases(cases)
     traces = list(traces)
     judge = judge or TokenContainmentJudge()
     measures = chain_measures(ks, judge)
@@ -212,7 +225,11 @@ def _evaluate_chains(
     oracle = _last_by_case(oracle_traces, known) if oracle_traces is not None else None
 
     scoring = ChainScoring(ks, judge, corpus_ids=None if corpus_ids is None else frozenset(corpus_ids), context_k=context_k)
-    batches = case_batches(cases, by_case, oracle, workers=executor.workers or os.cpu_count() or 1, size=batch_size)
+    workers = executor.workers or os.cpu_count() or 1
+    if isinstance(executor, ProcessExecutor):  # a fork costs more than scoring a few hundred cases
+        workers = max(1, min(executor.workers or usable_cpus(), len(cases) // CASES_PER_PROCESS))
+        executor = ProcessExecutor(workers=workers)
+    batches = case_batches(cases, by_case, oracle, workers=workers, size=batch_size)
     scored = [case for batch in executor.map(score_batch, batches, setup=scoring) for case in batch]
     rows = [s.row for s in scored]
     diagnoses = [s.diagnosis for s in scored]

@@ -21,6 +21,7 @@ from hoprag.evaluation.hops import chain_coverage
 from hoprag.evaluation.memo import evaluation_memo
 from hoprag.evaluation.stats import cluster_of, paired_cluster_bootstrap
 from hoprag.evaluation.stopping import truncate_to_budget
+from hoprag.executors import Executor
 from hoprag.gc_pause import collector_paused
 from hoprag.records import Trace
 
@@ -71,12 +72,14 @@ def compare_runs(
     resamples: int = 2000,
     seed: int = 0,
     equal_budget: bool = True,
+    executor: Executor | None = None,
 ) -> Comparison:
-    """Paired differences B - A per metric with intervals; see the module doc."""
+    """Paired differences B - A per metric with intervals; see the module doc. ``executor`` scores
+    both runs (:func:`hoprag.evaluation.chain_eval.evaluate_chains`; default: in this process)."""
     # one memo for both runs and the budget cut: what is derived from a case alone is derived once
     with collector_paused(), evaluation_memo():
         return _compare_runs(cases, traces_a, traces_b, k=k, metrics=metrics, cluster_by=cluster_by,
-                             resamples=resamples, seed=seed, equal_budget=equal_budget)
+                             resamples=resamples, seed=seed, equal_budget=equal_budget, executor=executor)
 
 
 def _compare_runs(
@@ -90,9 +93,10 @@ def _compare_runs(
     resamples: int,
     seed: int,
     equal_budget: bool,
+    executor: Executor | None,
 ) -> Comparison:
-    a = evaluate_chains(cases, traces_a, ks=(k,))
-    b = evaluate_chains(cases, traces_b, ks=(k,))
+    a = evaluate_chains(cases, traces_a, ks=(k,), executor=executor)
+    b = evaluate_chains(cases, traces_b, ks=(k,), executor=executor)
     clusters = [cluster_of(c, cluster_by) for c in cases]
     rows = []
     for template in metrics:

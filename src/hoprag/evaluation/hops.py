@@ -20,6 +20,9 @@ starting fact.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 from hoprag.datasets.schema import Case
 from hoprag.evaluation.graph import BY_RANK, evidence_cover, fact_layers, step_cover
 from hoprag.evaluation.matching import covered_within
@@ -60,6 +63,32 @@ def chain_coverage(case: Case, trace: Trace, k: int | None) -> float | None:
         return None
     covered = covered_within(evidence_cover(case, trace), k)
     return float(any(set(chain) <= covered for chain in case.valid_chains))
+
+
+def chain_coverage_many(case: Case, trace: Trace, ks: Sequence[int]) -> list[float | None]:
+    """:func:`chain_coverage` at each k of ``ks``: a chain is covered from the latest first-cover
+    position of its facts, so the case is covered at k when the earliest-covered chain's is <= k."""
+    if not case.valid_chains:
+        return [None] * len(ks)
+    cover = evidence_cover(case, trace)
+    inf = math.inf
+    need = min(max((cover.get(f, inf) for f in chain), default=0) for chain in case.valid_chains)
+    return [float(need <= k) for k in ks]
+
+
+def recall_many(targets: list[set[str]], cover: dict[str, int], ks: Sequence[int]) -> list[float | None]:
+    """``max over targets of |target & covered_within(cover, k)| / |target|`` at each k of ``ks``."""
+    if not targets:
+        return [None] * len(ks)
+    inf = math.inf
+    positions = [[cover.get(f, inf) for f in target] for target in targets]
+    return [max(sum(1 for p in found if p <= k) / len(found) for found in positions) for k in ks]
+
+
+def hop1_recall_many(case: Case, trace: Trace, ks: Sequence[int]) -> list[float | None]:
+    """:func:`hop1_recall` at each k of ``ks``."""
+    starts = starting_facts(case)
+    return recall_many(starts, step_cover(case, trace, hop=1), ks) if starts else [None] * len(ks)
 
 
 def hop1_candidates(trace: Trace, k: int) -> list[Hit]:

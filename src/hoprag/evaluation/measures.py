@@ -14,7 +14,7 @@ Each formula is in the docstring of the function the measure points to:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from hoprag.datasets.schema import Case
@@ -22,6 +22,7 @@ from hoprag.evaluation import answers, hops, latency
 from hoprag.records import Trace
 
 MeasureFn = Callable[[Case, Trace, int | None], float | None]
+ManyFn = Callable[[Case, Trace, Sequence[int]], list[float | None]]
 _PERCENTILE = re.compile(r"^p(\d{1,2}(?:\.\d+)?|100)$")
 
 
@@ -35,6 +36,11 @@ class Measure:
 
     ``summaries`` say how the runner aggregates the per-case values: ``"mean"`` gives the key
     ``name``, ``"p95"`` gives ``name_p95`` (linear-interpolation percentile).
+
+    ``many`` (optional, cutoff measures) gives the values at several cutoffs in one call:
+    ``many(case, trace, ks) == [fn(case, trace, k) for k in ks]``. A runner scoring the same measure
+    at several cutoffs calls it once per case instead of once per cutoff (coverage at k is a
+    comparison of positions derived once); ``fn`` stays the definition, and tests hold the two equal.
     """
 
     name: str
@@ -43,6 +49,7 @@ class Measure:
     default: float | None = 0.0
     applies: Callable[[Case], bool] = _always
     summaries: tuple[str, ...] = ("mean",)
+    many: ManyFn | None = None
 
     def __post_init__(self) -> None:
         if self.k is not None and self.k < 1:
@@ -75,9 +82,24 @@ class Measure:
             return self.default
         return self.fn(case, trace, self.k)
 
+    def compute_many(self, case: Case, trace: Trace | None, ks: Sequence[int]) -> list[float | None]:
+        """:meth:`compute` at each cutoff of ``ks`` (one call of ``many`` when the measure has it)."""
+        if not self.applies(case):
+            return [None] * len(ks)
+        if trace is None:
+            return [self.default] * len(ks)
+        if self.many is None:
+            return [self.fn(case, trace, k) for k in ks]
+        return self.many(case, trace, ks)
 
-ChainCoverage = Measure("chain_coverage", hops.chain_coverage, applies=hops.has_chains)
-Hop1Recall = Measure("hop1_recall", hops.hop1_recall, applies=hops.has_starting_facts)
+    def same_family(self, other: Measure) -> bool:
+        """Whether ``other`` is this measure at another cutoff, computable in one ``many`` call with it."""
+        return (self.many is not None and other.many is self.many and self.k is not None and other.k is not None
+                and other.name == self.name and other.applies is self.applies and other.default == self.default)
+
+
+ChainCoverage = Measure("chain_coverage", hops.chain_coverage, applies=hops.has_chains, many=hops.chain_coverage_many)
+Hop1Recall = Measure("hop1_recall", hops.hop1_recall, applies=hops.has_starting_facts, many=hops.hop1_recall_many)
 AnswerEM = Measure("answer_em", answers.answer_em, applies=answers.answer_applies)
 AnswerF1 = Measure("answer_f1", answers.answer_f1, applies=answers.answer_applies)
 LatencyMs = Measure("latency_ms", latency.trace_latency_ms, default=None, summaries=("p50", "p95"))

@@ -23,10 +23,12 @@ formula over an oracle-hop trace (the gold layer-1 evidence supplied, later retr
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 
 from hoprag.datasets.schema import Case
 from hoprag.evaluation.graph import chain_fact_ids, chain_layers, fact_layers, item_relevant, step_cover
+from hoprag.evaluation.hops import recall_many
 from hoprag.evaluation.matching import covered_within
 from hoprag.evaluation.measures import Measure
 from hoprag.evaluation.memo import memoized
@@ -48,6 +50,15 @@ def path_precision(case: Case, trace: Trace, k: int | None) -> float | None:
     if not selected:
         return 0.0
     return sum(_relevant_evidence(case, trace)[:k]) / len(selected)
+
+
+def path_precision_many(case: Case, trace: Trace, ks: Sequence[int]) -> list[float | None]:
+    """:func:`path_precision` at each k of ``ks``."""
+    if not case.valid_chains:
+        return [None] * len(ks)
+    relevant = _relevant_evidence(case, trace)
+    count = len(trace.evidence)
+    return [sum(relevant[:k]) / min(k, count) if min(k, count) else 0.0 for k in ks]
 
 
 def _relevant_evidence(case: Case, trace: Trace) -> list[bool]:
@@ -82,6 +93,12 @@ def layer_recall(case: Case, trace: Trace, k: int | None, *, layer: int) -> floa
     return max(len(s & covered) / len(s) for s in targets)
 
 
+def layer_recall_many(case: Case, trace: Trace, ks: Sequence[int], *, layer: int) -> list[float | None]:
+    """:func:`layer_recall` at each k of ``ks``."""
+    targets = layer_sets(case, layer)
+    return recall_many(targets, step_cover(case, trace), ks) if targets else [None] * len(ks)
+
+
 def has_layer(case: Case, layer: int) -> bool:
     return bool(layer_sets(case, layer))
 
@@ -90,7 +107,7 @@ def _has_chains(case: Case) -> bool:
     return bool(case.valid_chains)
 
 
-PathPrecision = Measure("path_precision", path_precision, applies=_has_chains)
+PathPrecision = Measure("path_precision", path_precision, applies=_has_chains, many=path_precision_many)
 
 
 def hop_recall_measure(layer: int) -> Measure:
@@ -101,6 +118,7 @@ def hop_recall_measure(layer: int) -> Measure:
         f"hop{layer}_recall",
         partial(layer_recall, layer=layer),
         applies=partial(has_layer, layer=layer),
+        many=partial(layer_recall_many, layer=layer),
     )
 
 

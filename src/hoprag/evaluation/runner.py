@@ -158,8 +158,9 @@ def evaluate(
             duplicate_ids.append(trace.case_id)
         by_case[trace.case_id] = trace  # the last one wins
 
+    plan = _families(chosen, labels)
     with evaluation_memo(), collector_paused():
-        rows = [_row(case, by_case.get(case.case_id), chosen, labels) for case in known.values()]
+        rows = [_row(case, by_case.get(case.case_id), plan) for case in known.values()]
     totals = _aggregate_rows(rows, chosen) if aggregate else {}
     totals["unknown_traces"] = unknown
     totals["duplicate_traces"] = duplicates
@@ -170,14 +171,35 @@ def evaluate(
                       duplicate_case_ids=tuple(dict.fromkeys(duplicate_ids)))
 
 
-def _row(case: Case, trace: Trace | None, measures: Sequence[Measure], labels: Sequence[str]) -> dict[str, Any]:
+Family = tuple[Measure, tuple[str, ...], tuple[int, ...] | None]
+
+
+def _families(measures: Sequence[Measure], labels: Sequence[str]) -> list[Family]:
+    """The measures in order, consecutive cutoffs of one measure with ``many`` joined into one family
+    ``(measure, labels, cutoffs)`` (cutoffs ``None``: a measure computed on its own)."""
+    out: list[Family] = []
+    for label, measure in zip(labels, measures):
+        if out and out[-1][2] is not None and out[-1][0].same_family(measure):
+            first, names, ks = out[-1]
+            out[-1] = (first, (*names, label), (*ks, measure.k))  # type: ignore[misc]
+        elif measure.many is not None and measure.k is not None:
+            out.append((measure, (label,), (measure.k,)))
+        else:
+            out.append((measure, (label,), None))
+    return out
+
+
+def _row(case: Case, trace: Trace | None, plan: Sequence[Family]) -> dict[str, Any]:
     row: dict[str, Any] = {
         "case_id": case.case_id,
         "question_type": case.question_type,
         "dataset": case.dataset,
     }
-    for label, measure in zip(labels, measures):
-        row[label] = measure.compute(case, trace)
+    for measure, names, ks in plan:
+        if ks is None:
+            row[names[0]] = measure.compute(case, trace)
+        else:
+            row.update(zip(names, measure.compute_many(case, trace, ks)))
     row["stop_reason"] = None if trace is None else trace.stop_reason
     row["missing_trace"] = trace is None
     return row

@@ -32,6 +32,9 @@ answer predicts nothing (EM = F1 = 0).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
 from hoprag.datasets.schema import Case, Fact
 from hoprag.evaluation.matching import MISSING_SOURCE_PREFIX, overlaps
 from hoprag.evaluation.measures import Measure
@@ -82,6 +85,38 @@ def all_passages(case: Case, trace: Trace, k: int | None) -> float | None:
         return None
     found = _found_docs(trace, k)
     return float(any(p <= found for p in gold))
+
+
+def _first_positions(trace: Trace) -> dict[str, int]:
+    """Each found document's first position (1-based) among the evidence entries."""
+    first: dict[str, int] = {}
+    for position, entry in enumerate(trace.evidence, start=1):
+        doc = entry.hit.doc_id
+        if doc not in first and not doc.startswith(MISSING_SOURCE_PREFIX):
+            first[doc] = position
+    return first
+
+
+def passage_recall_many(case: Case, trace: Trace, ks: Sequence[int]) -> list[float | None]:
+    """:func:`passage_recall` at each k of ``ks``."""
+    gold = supporting_passages(case)
+    if not gold:
+        return [None] * len(ks)
+    first = _first_positions(trace)
+    inf = math.inf
+    positions = [[first.get(doc, inf) for doc in passages] for passages in gold]
+    return [max(sum(1 for p in found if p <= k) / len(found) for found in positions) for k in ks]
+
+
+def all_passages_many(case: Case, trace: Trace, ks: Sequence[int]) -> list[float | None]:
+    """:func:`all_passages` at each k of ``ks``: some chain's every document is within the first k."""
+    gold = supporting_passages(case)
+    if not gold:
+        return [None] * len(ks)
+    first = _first_positions(trace)
+    inf = math.inf
+    need = min(max(first.get(doc, inf) for doc in passages) for passages in gold)
+    return [float(need <= k) for k in ks]
 
 
 def predicted_evidence(trace: Trace) -> list[Evidence]:
@@ -156,7 +191,7 @@ def sp_em(case: Case, trace: Trace, k: int | None = None) -> float | None:
     return None if best is None else best[1]
 
 
-PassageRecall = Measure("passage_recall", passage_recall, applies=has_chains)
-AllPassages = Measure("all_passages", all_passages, applies=has_chains)
+PassageRecall = Measure("passage_recall", passage_recall, applies=has_chains, many=passage_recall_many)
+AllPassages = Measure("all_passages", all_passages, applies=has_chains, many=all_passages_many)
 SupportEM = Measure("sp_em", sp_em, applies=has_chains)
 SupportF1 = Measure("sp_f1", sp_f1, applies=has_chains)
