@@ -1,17 +1,19 @@
-"""Bench: ``hoprag eval`` on bench/eval.py's 10,000 cases, local executor against Ray with 2 workers.
+"""Bench: ``hoprag eval`` on bench/eval.py's 10,000 cases: one process, forked processes, Ray with 2 workers.
 
 The cases and the two runs' traces are bench/eval.py's (the enterprise cases replicated under new
 ids, seeded synthetic traces). Measured in one run, so the figures share the machine's load:
 
 1. The command line, process start to exit (wall seconds, and the CPU seconds of the ``hoprag``
    process and the children it waited for; a Ray instance's own daemons are not among them):
-   ``hoprag eval CASES TRACES --json OUT`` with the local executor (one worker), with
-   ``--workers 2`` (threads), and with ``--executor ray --workers 2`` (Ray started by the command),
+   ``hoprag eval CASES TRACES --json OUT`` scoring in its own process (``--workers 1``), as it runs
+   by default (the local executor: a forked scoring process per CPU), and with ``--executor ray
+   --workers 2`` (Ray started by the command),
    the three in turn, ``--repeat`` times; each figure is the fastest of its repeats. The JSON files
    must be byte-identical (exit 1 otherwise).
 2. In process, the scoring alone (cases and traces already loaded; with the second run as the
-   oracle run): ``ray.init(num_cpus=2)`` timed on its own, then in turn :func:`evaluate_chains`
-   with the local executor and on Ray with 2 workers (starting the two actors included), fastest of
+   oracle run): :func:`evaluate_chains` in this process and on 2 forked processes in turn, then
+   ``ray.init(num_cpus=2)`` timed on its own (Ray's threads would keep the process from forking),
+   then on Ray with 2 workers (starting the two actors included), each the fastest of
    ``--repeat``. The reports must be equal.
 
     python bench/eval_executor.py [--cases 10000] [--repeat 2] [--json OUT] [--quick]
@@ -34,8 +36,9 @@ from eval import make_cases, make_trace  # bench/eval.py: the same cases and tra
 
 from hoprag.evaluation.chain_eval import evaluate_chains
 from hoprag.executors import RayExecutor
+from hoprag.forks import ProcessExecutor
 
-COMMANDS = {"local, 1 worker": [], "local, 2 threads": ["--workers", "2"],
+COMMANDS = {"local, --workers 1": ["--workers", "1"], "local, default": [],
             "ray, 2 workers": ["--executor", "ray", "--workers", "2"]}
 
 
@@ -71,21 +74,28 @@ def command_line(cases, traces, work: Path, repeat: int) -> dict:
 def in_process(cases, traces, oracle, repeat: int) -> dict:
     import ray
 
+    figures: dict = {"local_s": [], "forked_2_s": [], "ray_2_workers_s": []}
+    reports = set()
+
+    def score(key: str, executor) -> None:
+        t1 = time.perf_counter()
+        report = evaluate_chains(cases, traces, oracle_traces=oracle, executor=executor)
+        figures[key].append(time.perf_counter() - t1)
+        reports.add(json.dumps(report.to_json()))
+
+    for _ in range(repeat):  # before Ray starts its threads in this process (a fork needs a single thread)
+        score("local_s", None)
+        score("forked_2_s", ProcessExecutor(workers=2))
     t0 = time.perf_counter()
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
-    figures: dict = {"ray_init_s": time.perf_counter() - t0, "local_s": [], "ray_2_workers_s": []}
-    reports = set()
+    figures["ray_init_s"] = time.perf_counter() - t0
     try:
         for _ in range(repeat):
-            for key, executor in (("local_s", None), ("ray_2_workers_s", RayExecutor(workers=2))):
-                t1 = time.perf_counter()
-                report = evaluate_chains(cases, traces, oracle_traces=oracle, executor=executor)
-                figures[key].append(time.perf_counter() - t1)
-                reports.add(json.dumps(report.to_json()))
+            score("ray_2_workers_s", RayExecutor(workers=2))
     finally:
         ray.shutdown()
-    return {**figures, "local_best_s": min(figures["local_s"]), "ray_best_s": min(figures["ray_2_workers_s"]),
-            "reports_equal": len(reports) == 1}
+    return {**figures, "local_best_s": min(figures["local_s"]), "forked_best_s": min(figures["forked_2_s"]),
+            "ray_best_s": min(figures["ray_2_workers_s"]), "reports_equal": len(reports) == 1}
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -106,12 +116,13 @@ def main(argv: list[str] | None = None) -> dict:
     figures["in_process"] = in_process(cases, b, a, repeat)
     figures["load_average_1m_after"] = os.getloadavg()[0]
     c, p = figures["command_line"], figures["in_process"]
-    base = c["local, 1 worker"]["wall_s"]
+    base = c["local, --workers 1"]["wall_s"]
     for name in COMMANDS:
         row = c[name]
-        print(f"hoprag eval, {name:<16} process start to exit: {row['wall_s']:6.2f} s wall ({base / row['wall_s']:.2f}x "
-              f"local), {row['cpu_s']:6.2f} s CPU")
-    print(f"scoring alone: local {p['local_best_s']:.2f} s, Ray with 2 workers {p['ray_best_s']:.2f} s "
+        print(f"hoprag eval, {name:<18} process start to exit: {row['wall_s']:6.2f} s wall ({base / row['wall_s']:.2f}x "
+              f"one process), {row['cpu_s']:6.2f} s CPU")
+    print(f"scoring alone: one process {p['local_best_s']:.2f} s, 2 forked {p['forked_best_s']:.2f} s "
+          f"({p['local_best_s'] / p['forked_best_s']:.2f}x), Ray with 2 workers {p['ray_best_s']:.2f} s "
           f"({p['local_best_s'] / p['ray_best_s']:.2f}x), ray.init {p['ray_init_s']:.2f} s on its own")
     print(f"{n} cases, fastest of {repeat}; JSON identical on every executor: {c['json_identical']}; reports equal: {p['reports_equal']} "
           f"(load average {figures['load_average_1m_before']:.1f} → {figures['load_average_1m_after']:.1f} on "
