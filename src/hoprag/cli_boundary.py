@@ -91,6 +91,9 @@ def _exit_types() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseExcep
     return tuple(exits), tuple(aborts)
 
 
+INTERRUPTED = "interrupted; what was written so far is kept (`hoprag run` resumes where it stopped)"
+
+
 def _fail(message: str, code: int) -> None:
     from rich.markup import escape
 
@@ -129,7 +132,7 @@ def run_app(app: typer.Typer, argv: list[str] | None = None) -> None:
     except aborts:
         _fail("aborted", 1)
     except KeyboardInterrupt:
-        _fail("interrupted; what was written so far is kept (`hoprag run` resumes where it stopped)", 130)
+        _fail(INTERRUPTED, 130)
     except BrokenPipeError:
         # the reader of our output went away (e.g. `| head`): nothing left to tell anyone
         sys.stderr.close()
@@ -154,5 +157,7 @@ def run_app(app: typer.Typer, argv: list[str] | None = None) -> None:
             f"Re-run with --debug (or {DEBUG_ENV}=1) to see the traceback, and report it",
             1,
         )
+    if code == 130:  # typer turns Ctrl-C inside a command into this return code, silently
+        _fail(INTERRUPTED, 130)
     if isinstance(code, int) and code:
         raise SystemExit(code)
