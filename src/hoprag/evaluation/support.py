@@ -36,6 +36,7 @@ import math
 from collections.abc import Sequence
 
 from hoprag.datasets.schema import Case, Fact
+from hoprag.evaluation.hops import recall_many
 from hoprag.evaluation.matching import MISSING_SOURCE_PREFIX, overlaps
 from hoprag.evaluation.measures import Measure
 from hoprag.evaluation.memo import memoized
@@ -98,14 +99,8 @@ def _first_positions(trace: Trace) -> dict[str, int]:
 
 
 def passage_recall_many(case: Case, trace: Trace, ks: Sequence[int]) -> list[float | None]:
-    """:func:`passage_recall` at each k of ``ks``."""
-    gold = supporting_passages(case)
-    if not gold:
-        return [None] * len(ks)
-    first = _first_positions(trace)
-    inf = math.inf
-    positions = [[first.get(doc, inf) for doc in passages] for passages in gold]
-    return [max(sum(1 for p in found if p <= k) / len(found) for found in positions) for k in ks]
+    """:func:`passage_recall` at each k of ``ks`` (documents for facts, first positions for covers)."""
+    return recall_many(supporting_passages(case), _first_positions(trace), ks)
 
 
 def all_passages_many(case: Case, trace: Trace, ks: Sequence[int]) -> list[float | None]:
@@ -114,8 +109,7 @@ def all_passages_many(case: Case, trace: Trace, ks: Sequence[int]) -> list[float
     if not gold:
         return [None] * len(ks)
     first = _first_positions(trace)
-    inf = math.inf
-    need = min(max(first.get(doc, inf) for doc in passages) for passages in gold)
+    need = min(max(first.get(doc, math.inf) for doc in passages) for passages in gold)
     return [float(need <= k) for k in ks]
 
 
