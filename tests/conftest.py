@@ -49,3 +49,13 @@ def pg_url(pg_server: object) -> Iterator[str]:
         conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
     admin.dispose()
     yield base.replace("/postgres?", f"/{name}?", 1)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """No tqdm monitor thread (bm25s draws progress bars): tests of code that forks need this process
+    to run one thread (tests/single_thread.py covers any other thread left behind)."""
+    try:
+        import tqdm
+    except ImportError:
+        return
+    tqdm.tqdm.monitor_interval = 0

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO, TypeVar
 
-__all__ = ["ProcessExecutor", "can_fork", "usable_cpus"]
+__all__ = ["ProcessExecutor", "can_fork", "fork_supported", "usable_cpus"]
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -44,9 +44,14 @@ def usable_cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def fork_supported() -> bool:
+    """Whether this platform forks safely enough for hoprag: Linux."""
+    return sys.platform.startswith("linux") and hasattr(os, "fork")
+
+
 def can_fork() -> bool:
-    """Whether work may be forked here: Linux, and no other thread running in this process."""
-    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
+    """Whether work may be forked now: a supported platform, and no other thread running in this process."""
+    return fork_supported() and threading.active_count() == 1
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from single_thread import in_single_threaded_process
 
 from hoprag.datasets.schema import load_cases
 from hoprag.evaluation.chain_eval import CASES_PER_PROCESS, evaluate_chains
 from hoprag.evaluation.chain_scoring import chain_measures
 from hoprag.evaluation.runner import evaluate
 from hoprag.executors import LocalExecutor
-from hoprag.forks import ProcessExecutor, can_fork
+from hoprag.forks import ProcessExecutor, fork_supported
 from hoprag.records import Answer, Citation, Claim, Evidence, Hit, HopStep, Trace
 
 pytestmark = pytest.mark.unit
@@ -85,9 +86,12 @@ def test_rows_are_the_same_without_the_one_call_path(data) -> None:
     assert json.dumps(fast) == json.dumps(slow)  # values and key order
 
 
-@pytest.mark.skipif(not can_fork(), reason="forks only on Linux")
-def test_a_forked_evaluation_reports_exactly_what_one_process_does() -> None:
+@pytest.mark.skipif(not fork_supported(), reason="forks only on Linux")
+def test_a_forked_evaluation_reports_exactly_what_one_process_does(request: pytest.FixtureRequest, monkeypatch) -> None:
+    import os
     import random
+
+    in_single_threaded_process(request)
 
     rng = random.Random(3)
     n = 2 * CASES_PER_PROCESS  # enough cases for two scoring processes
@@ -102,6 +106,18 @@ def test_a_forked_evaluation_reports_exactly_what_one_process_does() -> None:
         written.append(Trace("r", case.case_id, case.query, (HopStep("s1", 1, "q", "q", tuple(hits)),), evidence,
                              Answer(case.answers[0] if case.answers and rng.random() < 0.5 else "no idea")))
     one = evaluate_chains(cases, written, executor=LocalExecutor())
+    forks = []
+    real_fork = os.fork
+
+    def counted_fork() -> int:
+        pid = real_fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", counted_fork)
     forked = evaluate_chains(cases, written, executor=ProcessExecutor(workers=2))
+    monkeypatch.undo()
+    assert len(forks) == 2  # two scoring processes really ran
     assert json.dumps(forked.to_json()) == json.dumps(one.to_json())
     assert forked.failures == one.failures and forked.stopping == one.stopping

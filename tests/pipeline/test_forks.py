@@ -9,19 +9,18 @@ import signal
 import threading
 
 import pytest
+from single_thread import in_single_threaded_process
 
-from hoprag.forks import ProcessExecutor, can_fork
+from hoprag.forks import ProcessExecutor, can_fork, fork_supported
 
-pytestmark = [pytest.mark.unit, pytest.mark.skipif(not can_fork(), reason="forks only on Linux")]
+pytestmark = [pytest.mark.unit, pytest.mark.skipif(not fork_supported(), reason="forks only on Linux")]
 
 PARENT = os.getpid()
 
 
 @pytest.fixture(autouse=True)
-def _no_other_threads() -> None:
-    others = [t.name for t in threading.enumerate() if t is not threading.current_thread()]
-    if others:  # an earlier test left a thread running: this process must not fork now
-        pytest.skip(f"threads still running in this process: {others}")
+def _single_threaded(request: pytest.FixtureRequest) -> None:
+    in_single_threaded_process(request)
 
 
 def _square(state: dict, item: int) -> tuple[int, int]:
