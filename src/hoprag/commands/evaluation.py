@@ -217,7 +217,9 @@ def register(app: typer.Typer) -> None:
         resamples: int = typer.Option(2000, "--resamples", min=100, max=1_000_000),
         k: int = typer.Option(10, "--k", min=1, max=1_000),
         json_out: Optional[Path] = typer.Option(None, "--json"),
-        workers: Optional[int] = SCORING_WORKERS_OPT,
+        workers: Optional[int] = typer.Option(
+            None, "--workers", min=1, max=4096, metavar="N",
+            help="scoring processes (default: one per CPU, at most one per 500 cases; 1 scores in this process)"),
     ) -> None:
         """Paired case-level differences (B - A) with cluster-bootstrap intervals."""
         from hoprag.errors import InputError
