@@ -26,7 +26,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO, TypeVar
 
-__all__ = ["ProcessExecutor", "can_fork", "fork_supported", "usable_cpus"]
+from hoprag.cpus import available_cores
+
+__all__ = ["ProcessExecutor", "can_fork", "fork_supported"]
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -34,14 +36,6 @@ R = TypeVar("R")
 
 _HEADER = 8  # bytes of the length before each pickled result
 _FAILED = object()
-
-
-def usable_cpus() -> int:
-    """CPUs this process may run on (its affinity where the platform says, else the machine's)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 def fork_supported() -> bool:
@@ -65,7 +59,7 @@ class ProcessExecutor:
         if not items:
             return
         state = setup()
-        workers = min(self.workers or usable_cpus(), len(items))
+        workers = min(self.workers or available_cores(), len(items))
         if workers <= 1 or not can_fork():
             for item in items:
                 yield work(state, item)

@@ -82,19 +82,19 @@ def exact_match(prediction: str, gold: str) -> float:
 def f1(prediction: str, gold: str, rules: AnswerRules = SQUAD) -> float:
     """Token-level F1 of one prediction against one gold string under ``rules``."""
     pred = normalize(prediction)
-    return _f1(pred, pred.split(), None, normalize(gold), rules)
+    tokens = pred.split()
+    return _f1(pred, tokens, Counter(tokens), normalize(gold), rules)
 
 
-def _f1(pred: str, pred_tokens: list[str], pred_counts: Counter[str] | None, ref: str, rules: AnswerRules) -> float:
-    """:func:`f1` of normalised strings (``pred_counts``: the prediction's token counts, if known)."""
+def _f1(pred: str, pred_tokens: list[str], pred_counts: Counter[str], ref: str, rules: AnswerRules) -> float:
+    """:func:`f1` of normalised strings, given the prediction's tokens and their counts."""
     if rules.yes_no_rule and (pred in _SPECIAL or ref in _SPECIAL) and pred != ref:
         return 0.0
     ref_tokens = ref.split()
     if rules.empty_agrees and (not pred_tokens or not ref_tokens):
         return float(pred_tokens == ref_tokens)
-    counts = pred_counts if pred_counts is not None else Counter(pred_tokens)
     # the size of the multiset intersection, sum((Counter(pred) & Counter(ref)).values()), without building it
-    same = sum(min(n, counts[t]) for t, n in _token_counts(ref).items() if t in counts)
+    same = sum(min(n, pred_counts[t]) for t, n in _token_counts(ref).items() if t in pred_counts)
     if same == 0:
         return 0.0
     precision = same / len(pred_tokens)

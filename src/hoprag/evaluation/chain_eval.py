@@ -54,8 +54,9 @@ from hoprag.evaluation.measures import Measure
 from hoprag.evaluation.memo import evaluation_memo
 from hoprag.evaluation.runner import _aggregate_rows
 from hoprag.evaluation.stopping import summarize_profiles
+from hoprag.cpus import available_cores
 from hoprag.executors import Executor, LocalExecutor
-from hoprag.forks import ProcessExecutor, usable_cpus
+from hoprag.forks import ProcessExecutor
 from hoprag.gc_pause import collector_paused
 from hoprag.records import Trace
 from hoprag.trace_json import trace_from_json_line
@@ -227,7 +228,7 @@ def _evaluate_chains(
     scoring = ChainScoring(ks, judge, corpus_ids=None if corpus_ids is None else frozenset(corpus_ids), context_k=context_k)
     workers = executor.workers or os.cpu_count() or 1
     if isinstance(executor, ProcessExecutor):  # a fork costs more than scoring a few hundred cases
-        workers = max(1, min(executor.workers or usable_cpus(), len(cases) // CASES_PER_PROCESS))
+        workers = max(1, min(executor.workers or available_cores(), len(cases) // CASES_PER_PROCESS))
         executor = ProcessExecutor(workers=workers)
     batches = case_batches(cases, by_case, oracle, workers=workers, size=batch_size)
     scored = [case for batch in executor.map(score_batch, batches, setup=scoring) for case in batch]

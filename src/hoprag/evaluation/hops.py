@@ -87,8 +87,7 @@ def recall_many(targets: list[set[str]], cover: dict[str, int], ks: Sequence[int
 
 def hop1_recall_many(case: Case, trace: Trace, ks: Sequence[int]) -> list[float | None]:
     """:func:`hop1_recall` at each k of ``ks``."""
-    starts = starting_facts(case)
-    return recall_many(starts, step_cover(case, trace, hop=1), ks) if starts else [None] * len(ks)
+    return recall_many(starting_facts(case), step_cover(case, trace, hop=1), ks)
 
 
 def hop1_candidates(trace: Trace, k: int) -> list[Hit]:

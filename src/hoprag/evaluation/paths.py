@@ -95,8 +95,7 @@ def layer_recall(case: Case, trace: Trace, k: int | None, *, layer: int) -> floa
 
 def layer_recall_many(case: Case, trace: Trace, ks: Sequence[int], *, layer: int) -> list[float | None]:
     """:func:`layer_recall` at each k of ``ks``."""
-    targets = layer_sets(case, layer)
-    return recall_many(targets, step_cover(case, trace), ks) if targets else [None] * len(ks)
+    return recall_many(layer_sets(case, layer), step_cover(case, trace), ks)
 
 
 def has_layer(case: Case, layer: int) -> bool:

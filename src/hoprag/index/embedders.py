@@ -32,6 +32,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from hoprag.cpus import available_cores
 from hoprag.errors import ConfigError
 
 __all__ = [
@@ -89,14 +90,6 @@ def embed_in_batches(
     if not parts:
         return np.zeros((0, embedder.dim), dtype=np.float32)
     return np.vstack(parts)
-
-
-def available_cores() -> int:
-    """CPU cores this process may run on (its affinity mask where the OS has one)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # macOS, Windows
-        return max(1, os.cpu_count() or 1)
 
 
 def session_options(ort: Any, threads: int) -> Any:

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from hoprag.cpus import available_cores as _cores
 from hoprag.errors import HopragError
 from hoprag.index.entity_graph import GraphConfig, GraphInfo
 from hoprag.index.graph_build import GraphBuilder
@@ -244,8 +245,3 @@ def serve(inbox: IO[bytes], outbox: IO[bytes]) -> None:
     outbox.flush()
 
 
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
