@@ -346,5 +346,15 @@ def main(argv: list[str] | None = None) -> None:
     run_app(app, argv)
 
 
+def _install_guards() -> None:
+    """Every command's outputs are checked against its inputs before it runs (:mod:`hoprag.cli_io`)."""
+    from hoprag.cli_io import install
+
+    install(app)
+
+
+_install_guards()
+
+
 if __name__ == "__main__":
     main()

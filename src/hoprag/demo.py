@@ -17,6 +17,8 @@ from hoprag.datasets.schema import dataset_version, load_cases
 from hoprag.errors import InputError
 from hoprag.evaluation.runner import evaluate, read_traces
 from hoprag.index.store import IndexConfig, build_index, load_index
+from hoprag.io.kinds import JSON_DOCUMENT, MARKDOWN_REPORT
+from hoprag.io.outputs import write_text
 from hoprag.ingest.loaders import load_documents
 from hoprag.pipeline.factory import make_engine
 from hoprag.pipeline.runner import questions_from_cases, run_questions
@@ -104,7 +106,7 @@ def run_demo(
 ) -> DemoReport:
     """``store_url`` (default: ``HOPRAG_STORE`` or ``.hoprag/hoprag.db``) receives every stage's metrics.
 
-    ``redact``: PII in the written and stored traces is replaced by placeholders (:mod:`hoprag.redact`).
+    ``redact``: PII in the written and stored traces is replaced by placeholders (:mod:`hoprag.security.boundary`).
     """
     from hoprag.gates.pipeline import record_demo_stages
     from hoprag.store import RunStore
@@ -142,7 +144,7 @@ def run_demo(
                 summary = run_questions(engine, questions, traces_path, resume=False, progress=progress, redact=redact)
             traces = read_traces(traces_path)
             result = evaluate(cases, traces, ks=(2, 5, 10))
-            (work / f"eval-{engine_name}.json").write_text(json.dumps(result.to_json(), indent=2), encoding="utf-8")
+            write_text(work / f"eval-{engine_name}.json", json.dumps(result.to_json(), indent=2), JSON_DOCUMENT)
             entry["engines"][engine_name] = {
                 "run_id": summary.run_id,
                 "config_hash": getattr(engine, "config_hash", ""),
@@ -178,8 +180,8 @@ def run_demo(
     json_path = out_dir / "report.json"
     md_path = out_dir / "report.md"
     payload = {"elapsed_s": round(elapsed, 2), "sets": results}
-    json_path.write_text(json.dumps(payload, indent=2, ensure_ascii=False), encoding="utf-8")
-    md_path.write_text(render_markdown(results, elapsed), encoding="utf-8")
+    write_text(json_path, json.dumps(payload, indent=2, ensure_ascii=False), JSON_DOCUMENT)
+    write_text(md_path, render_markdown(results, elapsed), MARKDOWN_REPORT)
     return DemoReport(markdown=md_path, json=json_path, results=results)
 
 

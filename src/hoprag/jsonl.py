@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 
 from hoprag.errors import InputError
 from hoprag.files import open_text
+from hoprag.io.kinds import ANY_JSONL, OutputKind
+from hoprag.io.outputs import atomic_writer, open_for_append
 
 T = TypeVar("T")
 
@@ -144,12 +146,11 @@ def read_records(path: str | Path, record_type: type[T]) -> list[T]:
     return records
 
 
-def write_records(path: str | Path, records: Iterable[Any]) -> int:
-    """Write records (anything with ``to_dict``) as JSONL; returns the count written."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+def write_records(path: str | Path, records: Iterable[Any], *, kind: OutputKind = ANY_JSONL) -> int:
+    """Write records (anything with ``to_dict``) as JSONL, atomically through the output guard
+    (:mod:`hoprag.io.outputs`); returns the count written."""
     count = 0
-    with path.open("w", encoding="utf-8") as handle:
+    with atomic_writer(path, kind) as handle:
         for record in records:
             handle.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
             count += 1
@@ -158,9 +159,7 @@ def write_records(path: str | Path, records: Iterable[Any]) -> int:
 
 def append_record(path: str | Path, record: Any) -> None:
     """Append one record and flush, so a run that dies keeps every trace written so far."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as handle:
+    with open_for_append(path, None) as handle:  # the caller checked the file's kind when it started
         handle.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
         handle.flush()
 

@@ -303,19 +303,22 @@ def _tokens(span: OtelSpan, *keys: str) -> int:
 
 
 def import_otel_traces(path: str | Path, out: str | Path, *, case_attrs: Sequence[str] = DEFAULT_CASE_ATTRS,
-                       run_id: str = "otel-import") -> ImportSummary:
-    """Read OTLP JSON spans from ``path`` and write their Traces to ``out`` (a traces file ``hoprag eval`` reads)."""
-    from hoprag.traces_file import TracesHeader, check_traces_file
+                       run_id: str = "otel-import", redact: bool = True) -> ImportSummary:
+    """Read OTLP JSON spans from ``path`` and write their Traces to ``out`` (a traces file ``hoprag eval`` reads).
+
+    ``redact``: PII in the written traces becomes placeholders (ids and offsets kept), as ``hoprag run`` does.
+    """
+    from hoprag.security.boundary import trace_for_storage
+    from hoprag.traces_file import TracesHeader
 
     path, out = Path(path), Path(out)
     spans = read_otlp_spans(path)
     traces, skipped = spans_to_traces(spans, case_attrs=case_attrs, run_id=run_id, source=str(path))
-    if out.exists() and out.is_file() and out.stat().st_size:
-        check_traces_file(out)  # never overwrite a cases file or a corpus given as --out
     engine = traces[0].engine
-    tmp = out.with_name(out.name + ".tmp")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tmp.open("w", encoding="utf-8") as handle:
+    from hoprag.io.kinds import TRACES_JSONL
+    from hoprag.io.outputs import atomic_writer
+
+    with atomic_writer(out, TRACES_JSONL) as handle:  # never over an input, complete or absent
         handle.write(json.dumps(TracesHeader(run_id=run_id, engine=engine).to_dict()) + "\n")
         for trace in traces:
             handle.write(json.dumps(trace.to_dict(), ensure_ascii=False) + "\n")

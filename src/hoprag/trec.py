@@ -13,6 +13,8 @@ from pathlib import Path
 
 from hoprag.errors import InputError
 from hoprag.files import open_text
+from hoprag.io.kinds import TREC_QRELS, TREC_RUN
+from hoprag.io.outputs import atomic_writer
 
 __all__ = ["Qrels", "Run", "read_qrels", "read_run", "write_qrels", "write_run"]
 
@@ -73,9 +75,8 @@ def read_run(path: str | Path) -> Run:
 
 
 def write_qrels(path: str | Path, qrels: Qrels) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as handle:
+    """Write ``qrels`` atomically through the output guard (:mod:`hoprag.io.outputs`)."""
+    with atomic_writer(path, TREC_QRELS) as handle:
         for qid, docs in qrels.items():
             for docid, rel in docs.items():
                 handle.write(f"{qid} 0 {docid} {int(rel)}\n")
@@ -83,9 +84,7 @@ def write_qrels(path: str | Path, qrels: Qrels) -> None:
 
 def write_run(path: str | Path, run: Run, tag: str = "hoprag") -> None:
     """Write ``run`` ranked by score (ties by docid descending, as trec_eval reads them)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as handle:
+    with atomic_writer(path, TREC_RUN) as handle:
         for qid, docs in run.items():
             ranked = sorted(docs.items(), key=lambda item: (-item[1], _Desc(item[0])))
             for rank, (docid, score) in enumerate(ranked, start=1):

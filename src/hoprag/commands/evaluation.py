@@ -51,8 +51,10 @@ def csv_list(value: str) -> list[str]:
 
 def write_json(path: Optional[Path], payload: Any) -> None:
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(dumps_indented(payload), encoding="utf-8")  # json.dumps(indent=2)'s text, faster
+        from hoprag.io.kinds import JSON_DOCUMENT
+        from hoprag.io.outputs import write_text
+
+        write_text(path, dumps_indented(payload), JSON_DOCUMENT)  # json.dumps(indent=2)'s text, faster
         out.print(f"wrote {path}")
 
 
@@ -196,11 +198,12 @@ def register(app: typer.Typer) -> None:
             from hoprag.pipeline.llm_roles import LLMPlanner
 
             planner = LLMPlanner(backend, guard=settings.guard())
-        cleared = caller_clearance(clearance, acl_levels)
+        index = load_index(index_dir)
+        cleared = caller_clearance(clearance, acl_levels, index)
         # a Ray worker builds the same engines over the same index directory (AblationRecipe)
         setup = (AblationRecipe(str(index_dir.resolve()), planner_llm=planner_llm, llm_settings=settings, clearance=cleared)
                  if pool.name == "ray" else None)
-        run_ablations(load_index(index_dir), checked_cases(cases_file), out_dir, k=k, oracle_mode=oracle_mode, planner=planner,
+        run_ablations(index, checked_cases(cases_file), out_dir, k=k, oracle_mode=oracle_mode, planner=planner,
                       clearance=cleared, executor=pool, setup=setup)
         out.print((out_dir / "ablations.md").read_text(encoding="utf-8"))
 

@@ -89,6 +89,8 @@ def register(app: typer.Typer) -> None:
         if record["contested"]:
             out.print(f"contested (tied human labels, left out): {', '.join(record['contested'])}")
         if out_file is not None:
-            out_file.parent.mkdir(parents=True, exist_ok=True)
-            out_file.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            from hoprag.io.kinds import JSON_DOCUMENT
+            from hoprag.io.outputs import write_text
+
+            write_text(out_file, json.dumps(record, indent=2, ensure_ascii=False) + "\n", JSON_DOCUMENT)
             out.print(f"wrote {out_file}")

@@ -247,9 +247,10 @@ def audit(
 def write_shortcut_record(path: str | Path, report: AuditReport, *, snapshot: str | None = None) -> int:
     """Append the shortcuts found (one JSON line each, with the corpus snapshot) to a record file,
     so later corpus updates can be audited against what was already known."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as handle:
+    from hoprag.io.kinds import RECORDS_JSONL
+    from hoprag.io.outputs import open_for_append
+
+    with open_for_append(path, RECORDS_JSONL, what="--out") as handle:  # never onto an input or a cases file
         for finding in report.findings:
             handle.write(json.dumps({**finding.to_dict(), "snapshot": snapshot}, ensure_ascii=False) + "\n")
     return len(report.findings)

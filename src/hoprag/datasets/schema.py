@@ -262,10 +262,12 @@ def _load_cases(path: str | Path, *, allow_empty: bool) -> list[Case]:
 
 
 def write_cases(path: str | Path, cases: Iterable[Case]) -> int:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write ``cases`` as JSONL, atomically through the output guard (:mod:`hoprag.io.outputs`)."""
+    from hoprag.io.kinds import CASES_JSONL
+    from hoprag.io.outputs import atomic_writer
+
     count = 0
-    with path.open("w", encoding="utf-8") as handle:
+    with atomic_writer(path, CASES_JSONL) as handle:
         for case in cases:
             handle.write(case.to_json() + "\n")
             count += 1

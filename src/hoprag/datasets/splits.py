@@ -171,13 +171,48 @@ def grouped_split(
 
 
 def write_split(result: SplitResult, out_dir: str | Path, *, sealed: Sequence[str] = ("test",)) -> dict[str, Any]:
-    out = Path(out_dir)
+    """Write the partitions and ``split.json`` into ``out_dir`` (each file atomically, never over an input).
+
+    A partition sealed by an earlier split in ``out_dir`` is never replaced by different cases: writing
+    the same split again is allowed (the files come out identical), another seed, ratio or case set is
+    refused, ``--force`` included.
+    """
+    from hoprag.io.kinds import JSON_DOCUMENT
+    from hoprag.io.outputs import check_output_dir, write_text
+
+    out = check_output_dir(out_dir, what="--out")
+    manifest = result.manifest(sealed)
+    _keep_sealed(out, manifest)
     out.mkdir(parents=True, exist_ok=True)
     for name, cases in result.partitions.items():
         write_cases(out / f"{name}.jsonl", cases)
-    manifest = result.manifest(sealed)
-    (out / "split.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    write_text(out / "split.json", json.dumps(manifest, indent=2), JSON_DOCUMENT)
     return manifest
+
+
+def _keep_sealed(out: Path, manifest: dict[str, Any]) -> None:
+    """Refuse a split that would replace a partition an earlier split in ``out`` sealed."""
+    path = out / "split.json"
+    if not path.is_file():
+        return
+    try:
+        before = json.loads(path.read_text(encoding="utf-8"))
+        partitions = before["partitions"]
+        sealed = {name: entry for name, entry in partitions.items() if entry.get("sealed")}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        raise InputError("--out holds a split.json that cannot be read, so it may describe a sealed test set",
+                         source=str(path), fix="pass a new directory to --out") from None
+    new = manifest["partitions"]
+    for name, entry in sealed.items():
+        if not (out / str(entry.get("file", f"{name}.jsonl"))).exists():
+            continue  # the sealed file is gone: nothing left to protect
+        if new.get(name, {}).get("sha256") != entry.get("sha256"):
+            raise InputError(
+                f"--out holds a sealed '{name}' partition ({entry.get('sha256', '?')[:19]}…) and this split would "
+                f"replace it with other cases (seed {manifest['seed']} vs {before.get('seed')}, ratios "
+                f"{manifest['ratios']} vs {before.get('ratios')})", source=str(out),
+                fix="pass a new directory to --out; a sealed test set is never replaced (delete the folder yourself "
+                    "if you mean to discard it)")
 
 
 def verify_sealed(split_dir: str | Path) -> dict[str, bool]:

@@ -56,6 +56,7 @@ from hoprag.pipeline.multihop import MultiHopEngine
 from hoprag.pipeline.plan import QuestionPlanner
 from hoprag.errors import ConfigError
 from hoprag.executors import LocalExecutor
+from hoprag.io.kinds import TRACES_JSONL
 from hoprag.jsonl import write_records
 from hoprag.redact import redact_trace
 from hoprag.records import Chunk, Evidence, Hit, HopStep, Trace
@@ -195,7 +196,8 @@ def run_ablations(
         del traces["graph"]
     for name, items in traces.items():
         # what is written is redacted of PII like every stored trace; scoring below uses the same ids
-        write_records(out / f"traces-{name}.jsonl", [redact_trace(t) for t in items] if redact else items)
+        write_records(out / f"traces-{name}.jsonl", [trace_for_storage(t, "ablation-traces", redact=redact) for t in items],
+                      kind=TRACES_JSONL)
     reports = {}
     for name, items in traces.items():
         oracle = traces["oracle-hop"] if name == "iterative" else None
@@ -210,8 +212,11 @@ def run_ablations(
     check = oracle_check(cases, traces["iterative"], traces["oracle-hop"], k=k)
     check["oracle_unseeded"] = unseeded
     result = AblationResult(rows=rows, oracle_check=check, out_dir=out)
-    (out / "ablations.json").write_text(json.dumps(result.to_json(), indent=2, ensure_ascii=False), encoding="utf-8")
-    (out / "ablations.md").write_text(render_table(result), encoding="utf-8")
+    from hoprag.io.kinds import JSON_DOCUMENT, MARKDOWN_REPORT
+    from hoprag.io.outputs import write_text
+
+    write_text(out / "ablations.json", json.dumps(result.to_json(), indent=2, ensure_ascii=False), JSON_DOCUMENT)
+    write_text(out / "ablations.md", render_table(result), MARKDOWN_REPORT)
     return result
 
 

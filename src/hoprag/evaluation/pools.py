@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from hoprag.errors import ConfigError, InputError
+from hoprag.io.kinds import ANY_JSONL, CASES_JSONL, JSON_DOCUMENT, RECORDS_JSONL, TREC_QRELS, OutputKind
+from hoprag.io.outputs import write_text
 from hoprag.files import check_dir, read_text
 from hoprag.jsonl import read_jsonl_dicts
 from hoprag.records import Hit
@@ -125,6 +127,7 @@ def build_pool(
     else:
         notes.append(NO_DENSE_NOTE)
     engine = make_engine("multihop", index, clearance=clearance)
+    clearance = engine.clearance  # as make_engine resolved it (hoprag.security.clearance), for every system
     candidates: list[PoolCandidate] = []
     rng = random.Random(seed)
     for case in cases:
@@ -169,10 +172,8 @@ def _out_dir(out: str | Path) -> Path:
     return out
 
 
-def _write_lines(path: Path, lines: Sequence[str]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(lines), encoding="utf-8")
-    tmp.replace(path)
+def _write_lines(path: Path, lines: Sequence[str], kind: OutputKind = ANY_JSONL) -> None:
+    write_text(path, "".join(lines), kind)  # atomic, and never over an input (hoprag.io.outputs)
 
 
 def write_pool(pool: Pool, out: str | Path) -> Path:
@@ -180,10 +181,10 @@ def write_pool(pool: Pool, out: str | Path) -> Path:
     out = _out_dir(out)
     dumps = lambda obj: json.dumps(obj, ensure_ascii=False) + "\n"  # noqa: E731
     _write_lines(out / ANNOTATION_FILE, [dumps(c.annotation()) for c in pool.candidates])
-    _write_lines(out / POOL_FILE, [f"{c.case_id} 0 {c.doc_id} -1\n" for c in pool.candidates])
+    _write_lines(out / POOL_FILE, [f"{c.case_id} 0 {c.doc_id} -1\n" for c in pool.candidates], TREC_QRELS)
     _write_lines(out / PROVENANCE_FILE, [dumps({"case_id": c.case_id, "doc_id": c.doc_id, "found_by": c.found_by})
                                          for c in pool.candidates])
-    _write_lines(out / MANIFEST_FILE, [json.dumps(pool.manifest, ensure_ascii=False, indent=2) + "\n"])
+    _write_lines(out / MANIFEST_FILE, [json.dumps(pool.manifest, ensure_ascii=False, indent=2) + "\n"], JSON_DOCUMENT)
     return out
 
 
@@ -335,10 +336,9 @@ def import_judgments(
         judged_cases = to_cases(judgments, qrels, read_annotation(pool_dir), cases=cases, source=str(judgments_file))
     write_qrels(out, qrels)
     kept = out.with_name(out.name + ".judgments.jsonl")
-    _write_lines(kept, [json.dumps(j.to_json(), ensure_ascii=False) + "\n" for j in judgments])
+    _write_lines(kept, [json.dumps(j.to_json(), ensure_ascii=False) + "\n" for j in judgments], RECORDS_JSONL)
     if cases_out is not None:
-        Path(cases_out).parent.mkdir(parents=True, exist_ok=True)
-        _write_lines(Path(cases_out), [c.to_json() + "\n" for c in judged_cases])
+        _write_lines(Path(cases_out), [c.to_json() + "\n" for c in judged_cases], CASES_JSONL)
     judged = {(case, doc) for case, docs in qrels.items() for doc in docs}
     return JudgmentImport(qrels_path=out, judgments_path=kept, judgments=len(judgments), judged_pairs=len(judged),
                           pool_pairs=len(pairs), unjudged=tuple(sorted(pairs - judged)),

@@ -9,7 +9,6 @@ and hop metrics of the copy equal those of the original.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,15 +54,12 @@ def redact_traces_file(src: str | Path, dst: str | Path, patterns: tuple[RedactP
         for kind, n in clean.redactions.items():
             counts[kind] = counts.get(kind, 0) + n
         redacted.append(clean)
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.tmp")
-    try:
-        with tmp.open("w", encoding="utf-8") as handle:
-            if header is not None:
-                handle.write(json.dumps(header, ensure_ascii=False) + "\n")
-            for trace in redacted:
-                handle.write(json.dumps(trace.to_dict(), ensure_ascii=False) + "\n")
-        os.replace(tmp, dst)  # a copy is complete or absent, never half-written
-    finally:
-        tmp.unlink(missing_ok=True)
+    from hoprag.io.kinds import TRACES_JSONL
+    from hoprag.io.outputs import atomic_writer
+
+    with atomic_writer(dst, TRACES_JSONL) as handle:  # a copy is complete or absent, never half-written
+        if header is not None:
+            handle.write(json.dumps(header, ensure_ascii=False) + "\n")
+        for trace in redacted:
+            handle.write(json.dumps(trace.to_dict(), ensure_ascii=False) + "\n")
     return RedactionSummary(traces=len(redacted), changed=changed, counts=dict(sorted(counts.items())), out=dst)

@@ -74,9 +74,13 @@ RESUME_FIX = "pass --no-resume to start over (the file is replaced), or another 
 
 
 def _prepare_out(
-    out: Path, current: TracesHeader, *, resume: bool, explicit_run_id: bool
-) -> tuple[set[str], str | None, tuple[str, ...]]:
-    """Finished case ids, the run id to continue, and notes on what was repaired in ``out``."""
+    out: Path, current: TracesHeader, *, resume: bool, explicit_run_id: bool, retry_errors: bool = True
+) -> tuple[set[str], frozenset[str], str | None, tuple[str, ...]]:
+    """Finished case ids, the case ids whose error traces are answered again, the run id to
+    continue, and notes on what was repaired in ``out``."""
+    from hoprag.io.outputs import check_not_input
+
+    check_not_input(out, what="--out")  # the one output guard: never append to an input of the command
     if out.is_dir():
         raise InputError("the traces output is a directory", source=str(out),
                          fix="pass a file path to --out, e.g. --out traces.jsonl")

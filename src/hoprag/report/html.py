@@ -175,7 +175,8 @@ def render_html(
 
 
 def write_html(path: str | Path, payload: Mapping[str, Any], **kwargs: Any) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(payload, **kwargs), encoding="utf-8")
-    return path
+    """Write the report page atomically through the output guard (:mod:`hoprag.io.outputs`)."""
+    from hoprag.io.kinds import HTML_REPORT
+    from hoprag.io.outputs import write_text
+
+    return write_text(path, render_html(payload, **kwargs), HTML_REPORT)

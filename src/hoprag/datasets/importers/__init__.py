@@ -15,6 +15,7 @@ from hoprag.datasets.importers.common import STAT_KEYS, ImportResult, ImportStat
 from hoprag.datasets.passages import load_passage_corpus
 from hoprag.datasets.schema import write_cases
 from hoprag.errors import ConfigError, InputError, UnknownFormatError
+from hoprag.io.kinds import CORPUS_JSONL
 from hoprag.jsonl import write_records
 
 _PER_FILE: dict[str, Callable[[Path, ImportState], None]] = {
@@ -81,4 +82,4 @@ def write_import(result: ImportResult, out_dir: Path) -> None:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_cases(out_dir / "cases.jsonl", result.cases)
-    write_records(out_dir / "corpus.jsonl", result.documents)
+    write_records(out_dir / "corpus.jsonl", result.documents, kind=CORPUS_JSONL)
