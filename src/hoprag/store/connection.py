@@ -1,7 +1,8 @@
 """The store's SQLAlchemy engine: safe concurrent SQLite, reconnecting PostgreSQL, clear errors.
 
-SQLite runs in WAL mode (readers never block the writer) with a busy timeout, so a second writer
-waits for the first instead of failing; every transaction is an explicit ``BEGIN`` (``BEGIN
+SQLite runs in WAL mode (readers never block the writer; switched on by :func:`enable_wal` once the
+file is known to be a hoprag store, since the switch rewrites the file's header) with a busy
+timeout, so a second writer waits for the first instead of failing; every transaction is an explicit ``BEGIN`` (``BEGIN
 IMMEDIATE`` for writes, which takes the write lock up front and so cannot deadlock on an upgrade
 from reading). PostgreSQL pings a pooled connection before use, so a store that was restarted is
 reached again. Every database error, on either back-end, is turned into one :class:`StoreError`
@@ -21,7 +22,7 @@ import sqlalchemy as sa
 
 from hoprag.store.errors import describe_failure
 
-__all__ = ["SQLITE_BUSY_TIMEOUT_S", "WRITE", "make_engine", "write_connection"]
+__all__ = ["SQLITE_BUSY_TIMEOUT_S", "WRITE", "enable_wal", "make_engine", "write_connection"]
 
 SQLITE_BUSY_TIMEOUT_S = 30.0
 WRITE = "hoprag_write"  # execution option: this transaction writes (SQLite: BEGIN IMMEDIATE)
@@ -60,13 +61,27 @@ def _sqlite_transactions(engine: sa.Engine) -> None:
         cursor = dbapi_connection.cursor()
         try:
             cursor.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
-            _set_wal(cursor)
         finally:
             cursor.close()
 
     @sa.event.listens_for(engine, "begin")
     def _on_begin(conn: sa.Connection) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(WRITE) else "BEGIN")
+
+
+def enable_wal(engine: sa.Engine) -> None:
+    """Put a SQLite store in WAL mode (kept in the file, so every later connection has it)."""
+    if engine.dialect.name != "sqlite":
+        return
+    raw = engine.raw_connection()  # outside any transaction: the switch is refused inside one
+    try:
+        cursor = raw.cursor()
+        try:
+            _set_wal(cursor)
+        finally:
+            cursor.close()
+    finally:
+        raw.close()
 
 
 def _set_wal(cursor: sqlite3.Cursor) -> None:

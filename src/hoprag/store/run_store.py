@@ -1,7 +1,8 @@
 """One interface for runs, traces, metrics, feedback and baselines, on SQLite or PostgreSQL.
 
 ``RunStore(url)`` connects at once and creates missing tables (safe when several processes open
-a new store at once); a store that cannot be reached raises :class:`StoreError` naming the
+a new store at once) through :func:`hoprag.store.ownership.open_store_engine`, which refuses a
+database that is not hoprag's and changes nothing in it; a store that cannot be reached raises :class:`StoreError` naming the
 (password-redacted) URL and the fix, and so does any database failure later, a lost connection
 included (see :mod:`hoprag.store.connection`). Each write is one transaction. Everything goes
 through SQLAlchemy Core, so the two back-ends run the same statements and the same tests. Runs
@@ -24,10 +25,11 @@ import sqlalchemy as sa
 
 from hoprag.gates.metrics import Metric
 from hoprag.records import Trace
-from hoprag.redact import redact_trace
+from hoprag.security.boundary import trace_for_storage, value_for_storage
 from hoprag.store import schema as t
-from hoprag.store.connection import make_engine, write_connection
+from hoprag.store.connection import write_connection
 from hoprag.store.errors import StoreError, first_line
+from hoprag.store.ownership import open_store_engine
 from hoprag.store.records import BaselineInfo, FeedbackEvent
 from hoprag.store.runs import RunRegistry
 from hoprag.store.url import redact, resolve_store_url
@@ -44,9 +46,7 @@ class RunStore(RunRegistry):
         self.url = resolve_store_url(url)
         self.display_url = redact(self.url)
         try:
-            self.engine = make_engine(self.url, self.display_url)
-            with write_connection(self.engine) as conn:
-                t.ensure_schema(conn)
+            self.engine = open_store_engine(self.url, self.display_url)
         except (StoreError, sa.exc.SQLAlchemyError, sqlite3.Error, OSError, ImportError, ValueError) as exc:
             reason = exc.reason if isinstance(exc, StoreError) and exc.reason else first_line(exc)
             raise StoreError(
@@ -92,9 +92,9 @@ class RunStore(RunRegistry):
     # --- traces --------------------------------------------------------------------------------
 
     def add_traces(self, run_id: str, traces: Iterable[Trace], *, redact: bool = True) -> int:
-        """Store traces; PII in their text is replaced by placeholders unless ``redact=False``."""
+        """Store traces; PII in their text is replaced by placeholders unless ``redact=False``, credentials always."""
         rows = [{"run_id": run_id, "case_id": tr.case_id, "engine": tr.engine,
-                 "data": _json_safe((redact_trace(tr) if redact else tr).to_dict())} for tr in traces]
+                 "data": _json_safe(trace_for_storage(tr, "store-traces", redact=redact).to_dict())} for tr in traces]
         if rows:
             with self.engine.begin() as conn:
                 conn.execute(t.traces.insert(), rows)
@@ -110,7 +110,10 @@ class RunStore(RunRegistry):
     # --- feedback ------------------------------------------------------------------------------
 
     def add_feedback(self, events: Iterable[FeedbackEvent]) -> int:
-        """Store events; an ``event_id`` already stored is skipped (re-importing a file is safe)."""
+        """Store events; an ``event_id`` already stored is skipped (re-importing a file is safe).
+
+        Free text in ``meta`` (a comment, a user name) is stored with PII and credentials replaced.
+        """
         events = list(events)
         if not events:
             return 0
@@ -127,7 +130,8 @@ class RunStore(RunRegistry):
                 seen.add(e.event_id)
                 rows.append({"event_id": e.event_id, "run_id": e.run_id, "case_id": e.case_id, "kind": e.kind,
                              "value": e.value, "tag": e.tag, "stage": e.stage, "chunk_id": e.chunk_id,
-                             "count": e.count, "ts": e.ts, "meta": _json_safe(e.meta)})
+                             "count": e.count, "ts": e.ts,
+                             "meta": _json_safe(value_for_storage(e.meta, "store-feedback"))})
             if rows:
                 conn.execute(t.feedback.insert(), rows)
         return len(rows)

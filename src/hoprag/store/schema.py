@@ -7,18 +7,23 @@
 field-type profile of the corpus); ``baselines`` names a run whose metrics and artifacts are the
 reference for later gates.
 
-:func:`ensure_schema` creates what is missing under a lock, so any number of processes may open a
-new store at once, and adds the columns a store made by an older version lacks.
+``hoprag_meta`` marks the database as hoprag's (``application = hoprag``, ``schema_version``); on
+SQLite the file's ``application_id`` marks it too (:mod:`hoprag.store.ownership` decides, before
+anything is written, whether a database is ours to open).
+
+:func:`ensure_schema` creates what is missing (the caller holds :func:`lock_schema`, so any number
+of processes may open a new store at once), and adds the columns a store made by an older version lacks.
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 
-__all__ = ["SCHEMA_VERSION", "artifacts", "baselines", "ensure_schema", "feedback", "metadata", "metrics", "runs",
-           "traces"]
+__all__ = ["META_TABLE", "SCHEMA_VERSION", "artifacts", "baselines", "ensure_schema", "feedback", "lock_schema",
+           "meta", "metadata", "metrics", "runs", "traces"]
 
-SCHEMA_VERSION = 2  # 2: runs.status, finished_at, writer, error
+SCHEMA_VERSION = 3  # 2: runs.status, finished_at, writer, error; 3: the hoprag_meta marker
+META_TABLE = "hoprag_meta"
 # pg_advisory_xact_lock key serialising schema creation on PostgreSQL ("hoprag" in ASCII)
 SCHEMA_LOCK_KEY = 0x686F70726167
 metadata = sa.MetaData()
@@ -96,16 +101,29 @@ baselines = sa.Table(
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
 )
 
+meta = sa.Table(
+    META_TABLE,
+    metadata,
+    sa.Column("key", sa.String(100), primary_key=True),
+    sa.Column("value", sa.String(200), nullable=False),
+)
+
+
+def lock_schema(conn: sa.Connection) -> None:
+    """Serialise store openings: PostgreSQL takes an advisory lock for the transaction; on SQLite the
+    caller's ``BEGIN IMMEDIATE`` already holds the write lock (``IF NOT EXISTS`` alone still races on
+    PostgreSQL)."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK_KEY})
+
 
 def ensure_schema(conn: sa.Connection) -> None:
     """Create missing tables and add missing columns, inside the caller's write transaction.
 
-    On PostgreSQL the transaction first takes an advisory lock, on SQLite the caller's ``BEGIN
-    IMMEDIATE`` already holds the write lock: a second process opening a new store waits, then
-    finds every table there (creating with ``IF NOT EXISTS`` alone still races on PostgreSQL).
+    The caller holds :func:`lock_schema` and has made sure the database is a hoprag store
+    (:func:`hoprag.store.ownership.open_store_engine`): a second process opening a new store waits,
+    then finds every table there.
     """
-    if conn.dialect.name == "postgresql":
-        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK_KEY})
     metadata.create_all(conn)
     inspector = sa.inspect(conn)
     for table in metadata.sorted_tables:
