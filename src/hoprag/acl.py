@@ -11,6 +11,9 @@ document whose class ranks at or below ``c``. Two rules fail closed:
 Retrievers apply the policy *inside* retrieval, before top-k, so a caller still gets k allowed hits;
 engines also answer from a view of the corpus that holds only the documents the caller may see
 (:func:`visible_corpus`), so bridges, term weights and rendering never read anything above it.
+
+Which clearance a caller has (flag, environment, default; refusing empty values, unknown levels and
+levels that miss a class of the index) is decided in one place, :mod:`hoprag.security.clearance`.
 """
 
 from __future__ import annotations
@@ -132,12 +135,14 @@ class Clearance:
 
 
 def resolve_clearance(clearance: str | Clearance | None, policy: ClearancePolicy | None = None) -> Clearance | None:
-    """``None`` stays ``None`` (no restriction); a level name is parsed under ``policy`` (default levels)."""
-    if clearance is None or isinstance(clearance, Clearance):
-        return clearance
-    if not isinstance(clearance, str):
-        raise ConfigError(f"clearance {clearance!r} is not a level name; give one of: {', '.join((policy or ClearancePolicy()).levels)}")
-    return (policy or ClearancePolicy()).clearance(clearance)
+    """``None`` stays ``None`` (no restriction); a level name is parsed under ``policy`` (default levels).
+
+    Kept by :func:`hoprag.security.clearance.resolve_clearance` (imported when called: that module
+    builds on this one).
+    """
+    from hoprag.security.clearance import resolve_clearance as resolve
+
+    return resolve(clearance, policy)
 
 
 def parse_levels(text: str, *, unlabelled: str | None = None) -> ClearancePolicy:

@@ -107,7 +107,7 @@ def search_cmd(
     query = check_question(query, "query")
     index = open_index(index_dir)
     retriever = index.retriever(check_choice(mode, MODES, "mode"), fusion=check_choice(fusion, FUSIONS, "fusion"))
-    hits = retriever.retrieve(query, k, clearance=caller_clearance(clearance, acl_levels))
+    hits = retriever.retrieve(query, k, clearance=caller_clearance(clearance, acl_levels, index))
     if as_json:
         print(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=2))
         return
@@ -199,7 +199,7 @@ def ask_cmd(
     index = open_index(index_dir)
     runner = _make_engine(
         engine, index, k=k, mode=mode, **specs, rerank=rerank, llm_settings=settings, on_event=progress,
-        fusion=fusion, clearance=caller_clearance(clearance, acl_levels), graph=graph,
+        fusion=fusion, clearance=caller_clearance(clearance, acl_levels, index), graph=graph,
     )
     trace = runner.answer(question, case_id="ask")
     from hoprag.telemetry import record_trace  # spans only when OTEL_EXPORTER_OTLP_ENDPOINT is set
@@ -266,18 +266,19 @@ def run_cmd(
     index = open_index(index_dir)
     runner = _make_engine(
         engine, index, k=k, mode=mode, **specs, rerank=rerank, llm_settings=settings, fusion=fusion,
-        clearance=caller_clearance(clearance, acl_levels), graph=graph,
+        clearance=cleared, graph=graph,
     )
     from hoprag.telemetry import traced_engine  # spans per question only when tracing is on
 
     runner = traced_engine(runner, model=llm)
     setup = None
+    cleared = caller_clearance(clearance, acl_levels, index)
     if pool.name == "ray":  # each Ray worker builds the same engine over the same index (engine_recipe)
         from hoprag.pipeline.engine_recipe import EngineRecipe
 
         setup = EngineRecipe.over(
             index_dir, name=engine, k=k, mode=mode, fusion=fusion, **specs, rerank=rerank, llm_settings=settings,
-            clearance=caller_clearance(clearance, acl_levels), graph=graph, config_hash=getattr(runner, "config_hash", ""),
+            clearance=cleared, graph=graph, config_hash=getattr(runner, "config_hash", ""),
             artifact_id=index.manifest.artifact_id, traced=True)
     with progress_bar(f"run {engine}", len(questions), quiet=quiet) as progress:
         summary = run_questions(runner, questions, out_file, resume=resume, progress=progress, redact=redact,

@@ -5,7 +5,7 @@ Options that commands of several modules share are defined here once.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -13,22 +13,23 @@ if TYPE_CHECKING:
     from hoprag.acl import Clearance
 
 STORE_HELP = "run store URL (postgresql://… or a SQLite path); default $HOPRAG_STORE or .hoprag/hoprag.db"
+# No envvar= here: hoprag.security.clearance reads HOPRAG_CLEARANCE / HOPRAG_ACL_LEVELS itself, so a
+# variable set to "" is refused rather than taken for unset, and messages say where a value came from.
 CLEARANCE_OPT = typer.Option(
     None,
     "--clearance",
-    envvar="HOPRAG_CLEARANCE",
     metavar="LEVEL",
-    help="the caller's clearance: public | internal | confidential | restricted (or a level of --acl-levels). "
-    "Retrieval, answers, citations and the printed trail hold only documents at or below it. "
-    "Unset: unrestricted, for the operator who owns the index files",
+    help="the caller's clearance: public | internal | confidential | restricted (or a level of --acl-levels); "
+    "default $HOPRAG_CLEARANCE. Retrieval, answers, citations and the printed trail hold only documents at "
+    "or below it. Unset everywhere: unrestricted, for the operator who owns the index files",
 )
 ACL_LEVELS_OPT = typer.Option(
     None,
     "--acl-levels",
-    envvar="HOPRAG_ACL_LEVELS",
     metavar="A,B,C",
-    help="clearance levels, lowest first (default public,internal,confidential,restricted); a document "
-    "without a class counts as the second level, one with a class not listed as the highest",
+    help="clearance levels, lowest first (default $HOPRAG_ACL_LEVELS, else public,internal,confidential,"
+    "restricted); they must name every acl class the index holds; a document without a class counts as the "
+    "second level",
 )
 
 EXECUTOR_OPT = typer.Option(
@@ -49,12 +50,12 @@ SCORING_WORKERS_OPT = typer.Option(
 )
 
 
-def caller_clearance(clearance: str | None, acl_levels: str | None) -> Clearance | None:
-    """The clearance ``--clearance``/``--acl-levels`` ask for (``None``: unrestricted)."""
-    from hoprag.acl import ClearancePolicy, parse_levels
+def caller_clearance(clearance: str | None, acl_levels: str | None, index: Any) -> Clearance | None:
+    """The clearance ``--clearance``/``--acl-levels`` (else the environment) ask for over the loaded
+    ``index`` (``None``: unrestricted); :func:`hoprag.security.clearance.caller_clearance` decides."""
+    from hoprag.security import clearance as resolver  # looked up per call: one resolver, tests can watch it
 
-    policy = parse_levels(acl_levels) if acl_levels else ClearancePolicy()
-    return None if clearance is None else policy.clearance(clearance)
+    return resolver.caller_clearance(clearance, acl_levels, index=index)
 
 
 #: dense models ``--embedder`` names (hoprag.index.embedders builds them)

@@ -31,9 +31,10 @@ def register(app: typer.Typer) -> None:
         from hoprag.evaluation.pools import ANNOTATION_FILE, POOL_FILE, PROVENANCE_FILE, build_pool, write_pool
         from hoprag.index.store import load_index
 
-        cleared = caller_clearance(clearance, acl_levels)
+        index = load_index(index_dir)
+        cleared = caller_clearance(clearance, acl_levels, index)
         cases = load_cases(cases_file)
-        pool = build_pool(load_index(index_dir), cases, depth=depth, seed=seed, clearance=cleared)
+        pool = build_pool(index, cases, depth=depth, seed=seed, clearance=cleared)
         where = write_pool(pool, out_dir)
         sizes = list(pool.sizes().values()) or [0]
         out.print(f"pooled {len(pool.candidates)} (case, document) pairs for {len(cases)} cases from "

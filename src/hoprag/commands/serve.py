@@ -9,6 +9,8 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from hoprag.commands import ACL_LEVELS_OPT
+
 err = Console(stderr=True)
 
 STORE_HELP = "run store URL (postgresql://… or a SQLite path); default $HOPRAG_STORE or .hoprag/hoprag.db"
@@ -39,7 +41,10 @@ def register(app: typer.Typer) -> None:
                                                help="OpenAI-compatible server URL"),
         llm_timeout: float = typer.Option(20.0, "--llm-timeout", min=0.1, help="seconds one model call may take"),
         tokens: Optional[Path] = typer.Option(None, "--tokens", help="tokens.yaml: bearer tokens → caller, clearance"),
-        clearance: str = typer.Option("public", "--clearance", help="clearance of callers without a token"),
+        clearance: Optional[str] = typer.Option(
+            None, "--clearance", metavar="LEVEL",
+            help="clearance of callers without a token (default $HOPRAG_CLEARANCE, else the lowest level: public)"),
+        acl_levels: Optional[str] = ACL_LEVELS_OPT,
         unlabelled: Optional[str] = typer.Option(None, "--unlabelled",
                                                  help="level of documents with no acl class (default: above public)"),
         run_id: Optional[str] = typer.Option(None, "--run-id",
@@ -68,7 +73,7 @@ def register(app: typer.Typer) -> None:
         if base_url and llm.startswith("openai"):
             options["base_url"] = base_url
         config = ServiceConfig(index_dir=index_dir, store=store, tokens=tokens, clearance=clearance,
-                               unlabelled=unlabelled, llm=llm, synth_only=synth_only, llm_options=options, run_id=run_id,
+                               acl_levels=acl_levels, unlabelled=unlabelled, llm=llm, synth_only=synth_only, llm_options=options, run_id=run_id,
                                thresholds=thresholds, cases=cases, request_timeout=request_timeout, workers=workers)
         application = create_app(config)
         state = application.state.hoprag

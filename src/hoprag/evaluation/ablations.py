@@ -44,7 +44,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hoprag.acl import Clearance, resolve_clearance, visible_corpus
+from hoprag.acl import Clearance, visible_corpus
 from hoprag.datasets.schema import Case
 from hoprag.evaluation.chain_eval import evaluate_chains
 from hoprag.evaluation.graph import chain_fact_ids, item_relevant
@@ -240,9 +240,12 @@ class AblationEngines:
 
 
 def ablation_engines(index: Any, *, planner: Any = None, clearance: str | Clearance | None = None) -> AblationEngines:
-    """The engines of every row over a loaded ``index``, for a caller at ``clearance``."""
+    """The engines of every row over a loaded ``index``, for a caller at ``clearance`` (``None``:
+    ``HOPRAG_CLEARANCE``, else unrestricted; :mod:`hoprag.security.clearance` decides)."""
+    from hoprag.security import clearance as resolver  # looked up per call: one resolver, tests can watch it
+
     retriever = index.retriever()
-    cleared = resolve_clearance(clearance)
+    cleared = resolver.caller_clearance(clearance, index=index, names=resolver.LIBRARY)
     chunks, documents = visible_corpus(index.chunks, index.documents, cleared)
     chunks_by_doc: dict[str, list[Chunk]] = {}
     for chunk in chunks.values():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from hoprag.acl import Clearance, resolve_clearance
+from hoprag.acl import Clearance
 from hoprag.errors import ConfigError
 from hoprag.pipeline.engine import Engine, MultiHopConfig, SingleShotConfig, SingleShotEngine
 from hoprag.pipeline.multihop import MultiHopEngine
@@ -73,7 +73,9 @@ def make_engine(
     ``mode`` is ``bm25`` | ``dense`` | ``hybrid`` (the last two need an index built with ``--dense``);
     ``fusion`` is how ``hybrid`` fuses its two lists: ``rrf`` (default) or ``weighted``.
     ``clearance`` (a level name or a :class:`~hoprag.acl.Clearance`) answers for a caller at that
-    level: every retrieval is filtered to documents it may see; ``None`` is unrestricted.
+    level: every retrieval is filtered to documents it may see. ``None`` reads ``HOPRAG_CLEARANCE``
+    (and ``HOPRAG_ACL_LEVELS``), as the commands do; unset, it is unrestricted. Levels that do not
+    name every acl class of the index are refused (:mod:`hoprag.security.clearance`).
     ``llm_settings`` (:class:`~hoprag.llm.settings.LLMSettings`) sets timeouts, retries, the
     per-question model budget, strict mode and the circuit breaker for every backend;
     ``llm_options`` are extra ``make_llm`` arguments. A model the engine cannot use (any model with
@@ -82,7 +84,9 @@ def make_engine(
     graph), off (``False``), or leaves it to ``GRAPH_DEFAULT`` (``None``: on when the index has one).
     """
     _check_model_flags(name, llm, planner_llm, synth_llm, rerank)
-    cleared = resolve_clearance(clearance)
+    from hoprag.security import clearance as resolver  # looked up per call: one resolver, tests can watch it
+
+    cleared = resolver.caller_clearance(clearance, index=index, names=resolver.LIBRARY)
     if mode == "hybrid":
         retriever = index.retriever(mode, fusion=fusion)
     else:

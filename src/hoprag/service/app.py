@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.resources import files
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -35,7 +35,10 @@ class ServiceConfig(BaseModel):
     index_dir: Union[Path, str] = Field(description="index directory, or a postgresql://…?index=NAME URL")
     store: Optional[str] = Field(None, description="run store URL (default $HOPRAG_STORE or .hoprag/hoprag.db)")
     tokens: Optional[Path] = Field(None, description="tokens.yaml; without it every caller is local and may write")
-    clearance: str = Field("public", description="clearance of callers without a token")
+    clearance: Optional[str] = Field(None, description="clearance of callers without a token "
+                                     "(default $HOPRAG_CLEARANCE, else the lowest level: public)")
+    acl_levels: Optional[str] = Field(None, description="clearance levels, lowest first "
+                                      "(default $HOPRAG_ACL_LEVELS, else public,internal,confidential,restricted)")
     unlabelled: Optional[str] = Field(None, description="level of documents without an acl class")
     llm: str = "offline"
     #: the model answers (streamed) while planning, expansion and judging stay offline
@@ -83,8 +86,8 @@ class ServiceState:
         """The caller a request's ``Authorization`` header names (401 for a bad or unknown token)."""
         if self.tokens is None:
             return Caller(name="local", clearance=self.config.clearance, can_write=True)
-        if not authorization:
-            return ANONYMOUS
+        if not authorization:  # the lowest level: public under the default levels
+            return ANONYMOUS if ANONYMOUS.clearance == self.policy.levels[0] else replace(ANONYMOUS, clearance=self.policy.levels[0])
         scheme, _, token = authorization.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise ServiceError(401, "the Authorization header is not 'Bearer <token>'",
@@ -105,20 +108,18 @@ class ServiceState:
 
 
 def _load_state(config: ServiceConfig) -> ServiceState:
-    from hoprag.acl import ClearancePolicy
     from hoprag.index.open import is_pg_url, open_index
     from hoprag.service.engines import EnginePool
     from hoprag.service.records import ServiceStore
     from hoprag.service.tokens import load_tokens
     from hoprag.store import RunStore
 
-    policy = ClearancePolicy(unlabelled=config.unlabelled)
-    config = config.model_copy(update={"clearance": policy.parse(config.clearance)})
     index = open_index(config.index_dir)
     tokens = load_tokens(config.tokens, policy) if config.tokens is not None else None
     artifact = index.manifest.artifact_id
     stamped = None if is_pg_url(config.index_dir) else _stamped_run(Path(config.index_dir))
     run_id = config.run_id or stamped or f"serve-{artifact[:12]}"
+    from hoprag.security import clearance as resolver
     store = ServiceStore(RunStore(config.store), trace_run=f"serve-{artifact[:12]}", feedback_run=run_id,
                          artifact_id=artifact)
     timeout = float(config.llm_options.get("timeout") or min(config.request_timeout, 20.0))
@@ -127,6 +128,10 @@ def _load_state(config: ServiceConfig) -> ServiceState:
     thresholds = None
     path = config.thresholds or (Path("thresholds.yaml") if Path("thresholds.yaml").is_file() else None)
     if path is not None:
+    cleared = resolver.caller_clearance(config.clearance, config.acl_levels, index=index,
+                                        unlabelled=config.unlabelled, unset="lowest")
+    policy = cleared.policy
+    config = config.model_copy(update={"clearance": cleared.level})
         from hoprag.gates.thresholds import load_thresholds
 
         thresholds = load_thresholds(path)
