@@ -167,8 +167,8 @@ def _uncovered(policy: ClearancePolicy, index: Any) -> tuple[list[str], list[str
 def _uncovered_message(source: str, missing: list[str], held: list[str], index: Any) -> str:
     where = getattr(index, "directory", None) or "the index"
     return (f"{source} do not list the acl class{'es' if len(missing) > 1 else ''} {', '.join(missing)} that {where} "
-            f"holds (its manifest's acl_classes: {', '.join(held)}); a class the levels do not name would be ranked "
-            "by guess, so no clearance is applied under them. ")
+            f"holds (its manifest's acl_classes: {', '.join(held)}); a class the levels do not name could only be "
+            "guessed at (it would rank as the highest level), so these levels are refused. ")
 
 
 def _norm(value: str) -> str:
@@ -207,7 +207,7 @@ def _policy(levels: Setting | None, unlabelled: str | None) -> ClearancePolicy:
 
 def _empty_clearance(level: Setting, policy: ClearancePolicy, unset: str) -> str:
     valid = ", ".join(policy.levels)
-    otherwise = "unrestricted access as the index's owner" if unset == "unrestricted" else f"'{policy.levels[0]}'"
+    otherwise = "unrestricted access as the index's owner" if unset == "unrestricted" else f"the lowest level, '{policy.levels[0]}'"
     if level.from_env:
         return (f"the environment variable {level.source} is set but empty; an empty clearance is not a level and "
                 f"does not mean unrestricted. Fix: set {level.source} to one of {valid}, or unset it "
