@@ -242,7 +242,7 @@ def run_cmd(
     redact: bool = typer.Option(
         True, "--redact/--no-redact",
         help="replace emails, phones, cards, IBANs and national ids in the written traces by <EMAIL_1>-style "
-        "placeholders (ids and offsets kept); --no-redact keeps the raw text",
+        "placeholders (ids and offsets kept); --no-redact keeps the raw text (credentials are masked either way)",
     ),
     clearance: Optional[str] = CLEARANCE_OPT,
     acl_levels: Optional[str] = ACL_LEVELS_OPT,

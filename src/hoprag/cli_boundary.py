@@ -97,8 +97,11 @@ INTERRUPTED = "interrupted; what was written so far is kept (`hoprag run` resume
 def _fail(message: str, code: int) -> None:
     from rich.markup import escape
 
-    # escaped: a fix such as pip install 'hoprag[dense]' must not be read as rich markup
-    err.print(f"[red]error:[/] {escape(message)}", soft_wrap=True)
+    from hoprag.security.boundary import shown
+
+    # escaped: a fix such as pip install 'hoprag[dense]' must not be read as rich markup; every
+    # message passes the redaction boundary: a password in a URL it quotes is never printed
+    err.print(f"[red]error:[/] {escape(shown(message, 'cli-error'))}", soft_wrap=True)
     raise SystemExit(code)
 
 

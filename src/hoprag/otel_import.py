@@ -15,6 +15,8 @@ id; in each trace
   the root span, then on any span.
 
 Traces without a retrieval or LLM span (health checks, other requests) are skipped and counted.
+What is written passes the redaction boundary (:mod:`hoprag.security.boundary`) like the traces of
+``hoprag run``: PII becomes placeholders unless ``redact=False`` (``--no-redact``), credentials ``***``.
 Every malformed input is an :class:`~hoprag.errors.InputError` naming the file, the line and the fix.
 """
 
@@ -321,7 +323,7 @@ def import_otel_traces(path: str | Path, out: str | Path, *, case_attrs: Sequenc
     with atomic_writer(out, TRACES_JSONL) as handle:  # never over an input, complete or absent
         handle.write(json.dumps(TracesHeader(run_id=run_id, engine=engine).to_dict()) + "\n")
         for trace in traces:
-            handle.write(json.dumps(trace.to_dict(), ensure_ascii=False) + "\n")
-    tmp.replace(out)
+            stored = trace_for_storage(trace, "otel-import", redact=redact)
+            handle.write(json.dumps(stored.to_dict(), ensure_ascii=False) + "\n")
     return ImportSummary(spans=len(spans), traces=len(traces), skipped=skipped, out=out)
 

@@ -282,10 +282,10 @@ class Trace:
     not stop the run, e.g. a model call that failed and fell back to the offline role, and
     ``fallbacks`` counts those fallbacks per role (``{"planner": 1, "judge": 2}``); ``timings``
     splits the wall time by phase (``planning_ms``, ``retrieval_ms``, ``ranking_ms``, ``synthesis_ms``).
-    ``redacted`` says PII in the trace's text was replaced by placeholders (:mod:`hoprag.redact`);
+    ``redacted`` says PII in the trace's text was replaced by placeholders (:mod:`hoprag.security.redaction`);
     ``redactions`` counts the distinct values replaced per kind (``{"email": 2}``), and
     ``redaction_shifts`` maps an evidence entry's redacted text back to its source offsets
-    (chunk id → ``(position, shift)`` change points; see :func:`hoprag.redact.source_offset`).
+    (chunk id → ``(position, shift)`` change points; see :func:`hoprag.security.redaction.source_offset`).
     """
 
     run_id: str

@@ -5,7 +5,8 @@ timings: one span for the question, one per stage (planning, retrieval, ranking,
 per hop (per retrieval step), with the GenAI semantic conventions (``gen_ai.operation.name``,
 ``gen_ai.request.model``, ``gen_ai.usage.input_tokens`` / ``output_tokens``) and hoprag's own
 attributes (``hoprag.hop``, ``hoprag.sub_query``, ``hoprag.issued_query``, ``hoprag.bridge``,
-``hoprag.selected_ids``, ``hoprag.stop_reason``). Query text is redacted before it becomes an attribute.
+``hoprag.selected_ids``, ``hoprag.stop_reason``). Query text is redacted before it becomes an attribute
+(:mod:`hoprag.security.boundary`: PII placeholders, credentials masked).
 :func:`traced_engine` wraps an engine so that a batch run (``hoprag run``) records every answer;
 the service adds a span per HTTP request (:mod:`hoprag.service.request_spans`).
 
@@ -96,14 +97,10 @@ def traced_engine(engine: Any, *, model: str = "offline") -> Any:
 
 
 def _redact(text: str) -> str:
-    """``text`` with PII replaced by its kind (``<EMAIL>``): attributes leave the process."""
-    from hoprag.pii import scan_text
+    """``text`` with PII replaced by placeholders (``<EMAIL_1>``): attributes leave the process."""
+    from hoprag.security.boundary import text_for_storage
 
-    out, last = [], 0
-    for f in scan_text(text):
-        out.append(text[last:f.start] + f"<{f.kind.upper()}>")
-        last = f.end
-    return "".join(out) + text[last:]
+    return text_for_storage(text, "telemetry")
 
 
 def record_trace(trace: Trace, *, model: str = "offline", operation: str = "hoprag.answer",

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hoprag.pii import scan_text
+from hoprag.security.pii import scan_text
 from hoprag.records import Answer, Citation, Claim, Evidence, Hit, HopStep, Trace
-from hoprag.redact import PlaceholderTable, redact_text, redact_trace
+from hoprag.security.redaction import PlaceholderTable, redact_text, redact_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTERPRISE = ROOT / "data" / "enterprise"
@@ -184,7 +184,7 @@ def test_eval_figures_equal_over_raw_and_redacted_enterprise_traces(enterprise_r
         replaced += sum(sum(t.redactions.values()) for t in red)
         base, other = evaluate(cases, raw, ks=(2, 5, 10)), evaluate(cases, red, ks=(2, 5, 10))
         assert other.aggregate == base.aggregate and other.cases == base.cases
-        # what `hoprag eval` runs; supporting-fact EM/F1 cut evidence into sentences: hoprag.redact.source_offset
+        # what `hoprag eval` runs; supporting-fact EM/F1 cut evidence into sentences: hoprag.security.redaction.source_offset
         chains_raw, chains_red = evaluate_chains(cases, raw), evaluate_chains(cases, red)
         assert chains_red.aggregate == chains_raw.aggregate and chains_red.cases == chains_raw.cases
         assert chains_red.failures == chains_raw.failures and chains_raw.aggregate["sp_f1"] > 0
@@ -193,7 +193,7 @@ def test_eval_figures_equal_over_raw_and_redacted_enterprise_traces(enterprise_r
 
 def _mapped_back(raw: Evidence, red: Evidence, trace: Trace) -> None:
     """Every character of the redacted text outside a placeholder sits where source_offset says."""
-    from hoprag.redact import PLACEHOLDER, source_length, source_offset
+    from hoprag.security.redaction import PLACEHOLDER, source_length, source_offset
 
     assert source_length(trace, red) == len(raw.text)
     inside = {i for m in PLACEHOLDER.finditer(red.text) for i in range(m.start(), m.end())}
@@ -204,7 +204,7 @@ def _mapped_back(raw: Evidence, red: Evidence, trace: Trace) -> None:
 
 def test_redacted_evidence_maps_back_to_its_source_offsets() -> None:
     from hoprag.ingest.chunking import sentence_spans
-    from hoprag.redact import source_offset
+    from hoprag.security.redaction import source_offset
 
     raw = _trace()
     red = redact_trace(raw)

@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
         """Redact a traces file for sharing: PII and your patterns become typed placeholders; ids and
         offsets stay, so the copy evaluates to the same chain and hop metrics."""
         from hoprag.evaluation.sharing import read_pattern_file, redact_traces_file
-        from hoprag.redact import parse_patterns
+        from hoprag.security.redaction import parse_patterns
 
         patterns = parse_patterns(pattern) + (read_pattern_file(patterns_file) if patterns_file else ())
         summary = redact_traces_file(traces_file, out_file, patterns)

@@ -58,7 +58,7 @@ from hoprag.errors import ConfigError
 from hoprag.executors import LocalExecutor
 from hoprag.io.kinds import TRACES_JSONL
 from hoprag.jsonl import write_records
-from hoprag.redact import redact_trace
+from hoprag.security.boundary import trace_for_storage
 from hoprag.records import Chunk, Evidence, Hit, HopStep, Trace
 
 TABLE_METRICS = ("chain_coverage@5", "chain_coverage@10", "path_precision@10", "hop1_recall@10", "hop2_recall@10",

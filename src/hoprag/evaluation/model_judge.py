@@ -133,7 +133,7 @@ class ModelGrader:
         else:
             llm.close()
             raise ConfigError(
-                f"--llm {spec!r}: the server at {llm.base_url} does not serve {requested!r}"
+                f"--llm {spec!r}: the server at {llm.display_url} does not serve {requested!r}"
                 + (f"; it serves {', '.join(served[:10])}" if served else " and lists no models")
                 + "; pass --llm openai:ID with one of the ids it lists")
         return cls(llm=llm, model_id=model_id, budget=settings.budget or None,

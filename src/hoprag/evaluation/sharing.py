@@ -1,8 +1,8 @@
 """Traces prepared for sharing: a redacted copy of a traces file that still evaluates the same.
 
-PII (the one detector set of :mod:`hoprag.pii`) and any user patterns become typed placeholders
-(``<EMAIL_1>``, ``<TICKET_2>``) through :func:`hoprag.redact.redact_trace`, the mechanism every stored
-trace goes through; case, document and chunk ids, ranks, scores and span offsets stay, so the chain
+PII (the one detector set of :mod:`hoprag.security.pii`) and any user patterns become typed placeholders
+(``<EMAIL_1>``, ``<TICKET_2>``), credentials ``***``, through :mod:`hoprag.security.boundary`, the
+mechanism every stored trace goes through; case, document and chunk ids, ranks, scores and span offsets stay, so the chain
 and hop metrics of the copy equal those of the original.
 """
 
@@ -16,7 +16,8 @@ from hoprag.errors import InputError
 from hoprag.evaluation.runner import read_traces
 from hoprag.files import open_text, read_text
 from hoprag.jsonl import iter_jsonl_dicts
-from hoprag.redact import RedactPattern, parse_patterns, redact_trace
+from hoprag.security.boundary import trace_for_storage
+from hoprag.security.redaction import RedactPattern, parse_patterns
 from hoprag.traces_file import is_header
 
 __all__ = ["RedactionSummary", "read_pattern_file", "redact_traces_file"]
@@ -49,7 +50,7 @@ def redact_traces_file(src: str | Path, dst: str | Path, patterns: tuple[RedactP
     changed = 0
     redacted = []
     for trace in traces:
-        clean = redact_trace(trace, patterns)
+        clean = trace_for_storage(trace, "shared-traces", patterns=patterns)
         changed += clean.to_dict() != trace.to_dict()
         for kind, n in clean.redactions.items():
             counts[kind] = counts.get(kind, 0) + n

@@ -42,7 +42,7 @@ from hoprag.evaluation.measures import Measure
 from hoprag.evaluation.memo import memoized
 from hoprag.ingest.chunking import sentence_spans
 from hoprag.records import Evidence, Trace
-from hoprag.redact import source_length, source_offset
+from hoprag.security.redaction import source_length, source_offset
 
 Sentence = tuple[str, int, int]  # (doc_id, start, end)
 

@@ -1,6 +1,9 @@
 """Errors of the LLM layer: each says which model or server failed, what went wrong, and the fix.
 
 ``retryable`` tells :meth:`hoprag.llm.base.LLM.complete` whether another attempt may succeed.
+Every message passes the redaction boundary (:func:`hoprag.security.boundary.shown`) when it is
+made: a server URL's password or an ``api_key=`` in it is ``***`` wherever the message goes next
+(the terminal, a trace's ``error`` and ``warnings``, the service's JSON errors).
 """
 
 from __future__ import annotations
@@ -18,10 +21,12 @@ class LLMError(HopragError):
     def __init__(self, message: str, *, model: str | None = None, fix: str | None = None) -> None:
         self.model = model
         self.fix = fix
+        from hoprag.security.boundary import shown
+
         text = f"{model}: {message}" if model else message
         if fix:
             text += f". Fix: {fix}"
-        super().__init__(text)
+        super().__init__(shown(text, "llm-error"))
 
 
 class LLMTimeoutError(LLMError):
@@ -45,7 +50,9 @@ class LLMUnavailableError(LLMError):
     """The server cannot be reached at all (connection refused, unknown host)."""
 
     def __init__(self, url: str, reason: str, *, model: str | None = None) -> None:
-        self.url = url
+        from hoprag.security.boundary import shown
+
+        self.url = shown(url, "url")
         super().__init__(
             f"cannot reach the LLM server at {url} ({reason})",
             model=model,

@@ -80,8 +80,10 @@ def resolve_base_url(base_url: str | None = None) -> str:
     url = (base_url or os.environ.get(BASE_URL_VARIABLE) or OPENAI_BASE_URL).strip().rstrip("/")
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
+        from hoprag.security.boundary import shown
+
         raise ConfigError(
-            f"LLM base URL {url!r} is not an http(s) URL; pass e.g. --base-url http://127.0.0.1:8080/v1"
+            f"LLM base URL {shown(url, 'url')!r} is not an http(s) URL; pass e.g. --base-url http://127.0.0.1:8080/v1"
             f" or set {BASE_URL_VARIABLE}"
         )
     if "/v1" not in parts.path:
@@ -147,6 +149,13 @@ class OpenAICompatLLM(LLM):
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         self._client: httpx.Client = self._httpx.Client(headers=headers, timeout=self._timeouts(timeout))
+
+    @property
+    def display_url(self) -> str:
+        """The base URL as messages show it: a password or key in it masked (``user:***@``)."""
+        from hoprag.security.boundary import shown
+
+        return shown(self.base_url, "url")
 
     @property
     def json_mode(self) -> str:

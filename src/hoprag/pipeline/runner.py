@@ -26,7 +26,7 @@ from hoprag.pipeline.engine import Engine
 from hoprag.jsonl import append_record, cut_torn_last_line, end_with_newline
 from hoprag.locks import exclusive_lock
 from hoprag.records import Answer, Trace
-from hoprag.redact import redact_trace
+from hoprag.security.boundary import trace_for_storage
 from hoprag.traces_file import TracesFileState, TracesHeader, check_traces_file, scan_traces_file
 
 if TYPE_CHECKING:
@@ -194,7 +194,8 @@ def _run_locked(
         for role, count in trace.fallbacks.items():
             fallbacks[role] = fallbacks.get(role, 0) + count
         fallback_traces += bool(trace.fallbacks)
-        append_record(out, redact_trace(trace) if redact else trace)  # PII never reaches the file
+        # the one redaction boundary: no PII (unless --no-redact) and never a credential reaches the file
+        append_record(out, trace_for_storage(trace, "run-traces", redact=redact))
         written += 1
         if progress is not None:
             progress(index, len(todo))

@@ -1,7 +1,8 @@
 """What the service keeps in the run store: redacted traces, feedback events and their metrics.
 
 Every trace is redacted (PII in question, evidence and answer replaced by typed placeholders, ids and
-offsets kept) before it is written. Feedback (thumbs, issue tags, shown citations, clicks) is stored
+offsets kept, credentials masked) before it is queued, through the one boundary
+(:mod:`hoprag.security.boundary`), and so is every feedback comment. Feedback (thumbs, issue tags, shown citations, clicks) is stored
 under the feedback run and, after every write, the ``feedback`` stage's metrics of that run are
 recorded again, so ``hoprag gate --run RUN`` gates on what users said (the latest values win).
 Writes go through one lock: SQLite takes one writer at a time.
@@ -14,56 +15,19 @@ import threading
 import time
 import uuid
 from collections import Counter
-from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from hoprag.records import Trace
+from hoprag.security.boundary import shown, text_for_storage, trace_for_storage
 from hoprag.store import RunStore
 from hoprag.store.records import FeedbackEvent
 
-__all__ = ["ServiceStore", "new_trace_id", "redact_text", "redact_trace"]
+__all__ = ["ServiceStore", "new_trace_id"]
 
 
 def new_trace_id() -> str:
     return "t-" + uuid.uuid4().hex[:20]
-
-
-def redact_text(text: str) -> str:
-    """``text`` with every PII finding replaced by a typed placeholder (``<EMAIL_1>``)."""
-    from hoprag.pii import scan_text
-
-    findings = scan_text(text)
-    if not findings:
-        return text
-    numbers: dict[tuple[str, str], int] = {}
-    counts: Counter[str] = Counter()
-    out, last = [], 0
-    for f in findings:
-        value = text[f.start:f.end]
-        kind = f.kind.upper()
-        if (kind, value) not in numbers:
-            counts[kind] += 1
-            numbers[(kind, value)] = counts[kind]
-        out.append(text[last:f.start] + f"<{kind}_{numbers[(kind, value)]}>")
-        last = f.end
-    return "".join(out) + text[last:]
-
-
-def redact_trace(trace: Trace) -> Trace:
-    """The project's redaction when present, else placeholders over question, evidence, answer and queries."""
-    try:
-        from hoprag.redact import redact_trace as project_redact
-    except ImportError:
-        project_redact = None
-    if project_redact is not None:
-        return project_redact(trace)
-    steps = tuple(replace(s, sub_query=redact_text(s.sub_query), issued_query=redact_text(s.issued_query))
-                  for s in trace.steps)
-    evidence = tuple(replace(e, text=redact_text(e.text), sub_query=redact_text(e.sub_query)) for e in trace.evidence)
-    claims = tuple(replace(c, text=redact_text(c.text)) for c in trace.answer.claims)
-    answer = replace(trace.answer, text=redact_text(trace.answer.text), claims=claims)
-    return replace(trace, question=redact_text(trace.question), steps=steps, evidence=evidence, answer=answer)
 
 
 def _event_id(*parts: str) -> str:
@@ -97,7 +61,7 @@ class ServiceStore:
 
     def add_trace(self, trace: Trace, citations_shown: int) -> None:
         """Queue the redacted trace and a ``view`` event (the answer was shown with its citations)."""
-        safe = redact_trace(trace)
+        safe = trace_for_storage(trace, "service-traces")
         view = FeedbackEvent(event_id=_event_id("view", trace.case_id), run_id=self.feedback_run, kind="view",
                              ts=datetime.now(timezone.utc), case_id=trace.case_id, count=citations_shown)
         with self._pending_lock:
@@ -128,7 +92,8 @@ class ServiceStore:
             try:
                 self.flush()
             except Exception as exc:  # noqa: BLE001 - the writer must outlive one failed batch
-                logging.getLogger("hoprag.service").error("storing answers failed: %s", str(exc).splitlines()[0][:200])
+                logging.getLogger("hoprag.service").error(
+                    "storing answers failed: %s", shown((str(exc).splitlines() or [""])[0][:200], "service-log"))
 
     def close(self) -> None:
         self._closed = True
@@ -167,7 +132,7 @@ class ServiceStore:
         stamp = now.isoformat()
         meta: dict[str, Any] = {"user": caller}
         if comment:
-            meta["comment"] = redact_text(comment)[:2000]
+            meta["comment"] = text_for_storage(comment, "service-feedback")[:2000]
         events = []
         if thumbs:
             events.append(FeedbackEvent(event_id=_event_id("thumbs", trace_id, caller, stamp), run_id=self.feedback_run,

@@ -17,7 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from hoprag.errors import ConfigError
-from hoprag.redact import redact_text
+from hoprag.security.boundary import text_for_storage, value_for_storage
 from hoprag.store import schema as t
 from hoprag.store.connection import write_connection
 from hoprag.store.errors import StoreError, first_line
@@ -48,7 +48,8 @@ class RunRegistry:
                    exist_ok: bool = False) -> RunInfo:
         """Register ``run_id`` as ``running``; an existing id raises unless ``exist_ok`` (then it is returned)."""
         row = {"run_id": run_id, "kind": kind, "created_at": datetime.now(timezone.utc),
-               "artifact_id": artifact_id, "config": json_safe(config or {}), "meta": json_safe(meta or {}),
+               "artifact_id": artifact_id, "config": json_safe(value_for_storage(config or {}, "store-runs")),
+               "meta": json_safe(value_for_storage(meta or {}, "store-runs")),
                "status": RUNNING, "writer": current_writer()}
         with write_connection(self.engine) as conn:
             # checked inside the write transaction: two processes creating one id cannot both succeed
@@ -114,7 +115,8 @@ class RunRegistry:
         update = (t.runs.update()
                   .where((t.runs.c.run_id == run_id) & (t.runs.c.status == RUNNING)
                          & (t.runs.c.writer == current_writer()))
-                  .values(status=status, finished_at=datetime.now(timezone.utc), error=error))
+                  .values(status=status, finished_at=datetime.now(timezone.utc),
+                          error=None if error is None else text_for_storage(error, "store-runs")))
         with write_connection(self.engine) as conn:
             return conn.execute(update).rowcount > 0
 
@@ -137,8 +139,8 @@ class RunRegistry:
 
     def _fail(self, run_id: str, exc: BaseException) -> str | None:
         interrupted = isinstance(exc, KeyboardInterrupt)
-        # an error message may quote the data it choked on: stored with PII replaced, like traces
-        reason = "interrupted" if interrupted else redact_text(f"{type(exc).__name__}: {first_line(exc, 500)}")
+        # an error message may quote the data it choked on: finish_run stores it with PII replaced
+        reason = "interrupted" if interrupted else f"{type(exc).__name__}: {first_line(exc, 500)}"
         try:
             marked = self.finish_run(run_id, FAILED, error=reason)
         except StoreError:

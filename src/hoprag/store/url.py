@@ -29,10 +29,12 @@ def resolve_store_url(url: str | os.PathLike[str] | None = None) -> str:
 
 
 def redact(url: str) -> str:
-    """The URL with any password hidden, for messages."""
+    """The URL with any password (and secret query parameter) hidden, for messages."""
+    from hoprag.security.boundary import shown
+
     try:
         from sqlalchemy.engine import make_url
 
-        return make_url(url).render_as_string(hide_password=True)
+        return shown(make_url(url).render_as_string(hide_password=True), "url")
     except Exception:  # an unparsable URL has nothing we can safely show but its scheme
         return url.split("://", 1)[0] + "://…"

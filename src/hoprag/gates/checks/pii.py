@@ -1,4 +1,4 @@
-"""PII scan of documents for the data gate: the package's one detector set (:mod:`hoprag.pii`)
+"""PII scan of documents for the data gate: the package's one detector set (:mod:`hoprag.security.pii`)
 applied to each document's text and title.
 
 Findings carry the kind, the document id and character offsets, never the matched text: the
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from hoprag.pii import PII_KINDS, PiiFinding, iban_valid, luhn_valid, scan_text
+from hoprag.security.pii import PII_KINDS, PiiFinding, iban_valid, luhn_valid, scan_text
 from hoprag.records import Document
 
 __all__ = ["PII_KINDS", "PiiFinding", "iban_valid", "luhn_valid", "pii_counts", "scan_pii", "scan_text"]

@@ -1,6 +1,6 @@
-"""Replace PII in what is stored by typed placeholders, keeping every id and offset.
+"""Replace PII in what is stored by typed placeholders, and credentials by ``***``, keeping every id and offset.
 
-Each finding of the package's one detector set (:func:`hoprag.pii.scan_text`) becomes
+Each finding of the package's one detector set (:func:`hoprag.security.pii.scan_text`) becomes
 ``<KIND_n>`` (``<EMAIL_1>``, ``<PHONE_2>``, ``<CARD_1>``, ``<IBAN_1>``, ``<NATIONAL_ID_1>``),
 numbered per trace, so a value reads as the same placeholder wherever it occurs in that trace:
 the answer's ``<EMAIL_1>`` is the evidence's ``<EMAIL_1>``. The table from values to
@@ -13,6 +13,11 @@ no longer equals ``document.text[start:end]`` once a value in it was replaced; t
 where lengths changed (``Trace.redaction_shifts``), and :func:`source_offset` places any position
 of the redacted text in the source, for a scorer that cuts evidence text (supporting facts).
 Ids are never rewritten, even one that looks like an address.
+
+Credentials (:mod:`hoprag.security.credentials`: a URL's password, ``api_key=`` values, bearer
+tokens, ``sk-…`` keys) become ``***`` whether or not PII is redacted (``pii=False`` keeps PII, as
+``--no-redact`` asks, but never a credential). Writers do not call this module directly: they go
+through :mod:`hoprag.security.boundary`, which records that they did.
 """
 
 from __future__ import annotations
@@ -26,13 +31,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from hoprag.errors import ConfigError
-from hoprag.pii import PII_KINDS, PiiFinding, might_hold_pii, scan_text
+from hoprag.security.credentials import MASK, find_secrets, might_hold_secret
+from hoprag.security.pii import PII_KINDS, PiiFinding, might_hold_pii, scan_text
 from hoprag.records import Answer, Evidence, Hit, HopStep, Trace
 
 __all__ = ["PLACEHOLDER", "PLACEHOLDER_NAMES", "PlaceholderTable", "RedactPattern", "parse_patterns", "redact_text",
            "redact_trace", "source_length", "source_offset"]
 
 PLACEHOLDER_NAMES = {kind: kind.upper() for kind in PII_KINDS}
+SECRET = "secret"  # the kind of a credential's finding: masked as ***, never numbered or counted
 _KIND_OF_NAME = {name: kind for kind, name in PLACEHOLDER_NAMES.items()}
 PLACEHOLDER = re.compile(r"<(" + "|".join(PLACEHOLDER_NAMES.values()) + r")_([1-9][0-9]*)>")
 # any placeholder, the detectors' and those of user patterns: what redaction never touches again
@@ -64,7 +71,7 @@ def parse_patterns(specs: Iterable[str]) -> tuple[RedactPattern, ...]:
         name = name.strip().upper()
         if not sep or not regex:
             raise ConfigError(f"--pattern {spec!r} is not NAME=REGEX; e.g. --pattern 'TICKET=KD-[0-9]{{4}}'")
-        if not _PATTERN_NAME.fullmatch(name) or name in _KIND_OF_NAME:
+        if not _PATTERN_NAME.fullmatch(name) or name in _KIND_OF_NAME or name == SECRET.upper():
             raise ConfigError(f"--pattern name {name!r} must be letters and digits (A-Z0-9, starting with a letter) "
                               f"and not one of the detectors' ({', '.join(PLACEHOLDER_NAMES.values())})")
         try:
@@ -133,11 +140,15 @@ def _name(kind: str) -> str:
 
 
 @functools.lru_cache(maxsize=8192)
-def _findings(text: str, patterns: tuple[RedactPattern, ...] = ()) -> tuple[PiiFinding, ...]:
+def _findings(text: str, patterns: tuple[RedactPattern, ...] = (), pii: bool = True) -> tuple[PiiFinding, ...]:
     # The traces of one run retrieve the same passages over and over: scan each text once per process.
-    found = list(scan_text(text))
+    # Credentials first: the password of http://user:pw@example.com must not be read as an address.
+    found = [PiiFinding(SECRET, "", start, end) for start, end in find_secrets(text)]
+    if pii:
+        secrets = list(found)
+        found += [f for f in scan_text(text) if not any(f.start < e.end and e.start < f.end for e in secrets)]
     if not patterns:
-        return tuple(found)
+        return tuple(sorted(found, key=lambda f: (f.start, f.end)))
     # a user pattern never reaches into a placeholder (or the detectors' findings): that keeps
     # redaction idempotent and ends the passes below even for a pattern that matches placeholder text
     taken = [(m.start(), m.end()) for m in _ANY_PLACEHOLDER.finditer(text)] + [(f.start, f.end) for f in found]
@@ -149,29 +160,31 @@ def _findings(text: str, patterns: tuple[RedactPattern, ...] = ()) -> tuple[PiiF
     return tuple(sorted(found, key=lambda f: (f.start, f.end)))
 
 
-def _may_hold(text: str, patterns: tuple[RedactPattern, ...]) -> bool:
-    return bool(patterns) or might_hold_pii(text)
+def _may_hold(text: str, patterns: tuple[RedactPattern, ...], pii: bool = True) -> bool:
+    return bool(patterns) or (pii and might_hold_pii(text)) or might_hold_secret(text)
 
 
-def redact_text(text: str, table: PlaceholderTable | None = None, patterns: Iterable[RedactPattern] = ()) -> str:
-    """``text`` with every PII finding (and match of ``patterns``) replaced by its typed placeholder.
+def redact_text(text: str, table: PlaceholderTable | None = None, patterns: Iterable[RedactPattern] = (), *,
+                pii: bool = True) -> str:
+    """``text`` with every PII finding (and match of ``patterns``) replaced by its typed placeholder,
+    every credential by ``***``; ``pii=False`` masks the credentials only.
 
     Without a table the numbering is local to this one text. Redacting redacted text changes nothing.
     """
     patterns = tuple(patterns)
-    if not _may_hold(text, patterns):
+    if not _may_hold(text, patterns, pii):
         return text
-    return _redact(text, table if table is not None else PlaceholderTable(), patterns=patterns)[0]
+    return _redact(text, table if table is not None else PlaceholderTable(), patterns=patterns, pii=pii)[0]
 
 
 def _redact(text: str, table: PlaceholderTable, origin: list[int] | None = None,
-            patterns: tuple[RedactPattern, ...] = ()) -> tuple[str, list[int] | None]:
+            patterns: tuple[RedactPattern, ...] = (), pii: bool = True) -> tuple[str, list[int] | None]:
     """The redacted text and, when anything was replaced, ``origin``: for each position of the new
     text (and its end), the position in the source text. Inside a placeholder it keeps the shift in
     force before it; the shift jumps at the placeholder's end."""
     table.reserve(text)
     passes = 0
-    while findings := _findings(text, patterns):
+    while findings := _findings(text, patterns, pii):
         # Past _MAX_PASSES (not reached by any input we know of) values get an unnumbered mask, which
         # holds no digit: every pass then removes "@" or digits, so the loop ends.
         numbered = passes < _MAX_PASSES
@@ -183,7 +196,10 @@ def _redact(text: str, table: PlaceholderTable, origin: list[int] | None = None,
         last = 0
         for finding in findings:
             value = text[finding.start:finding.end]
-            mark = table.placeholder(finding.kind, value) if numbered else f"<{_name(finding.kind)}>"
+            if finding.kind == SECRET:
+                mark = MASK
+            else:
+                mark = table.placeholder(finding.kind, value) if numbered else f"<{_name(finding.kind)}>"
             parts += [text[last:finding.start], mark]
             moved += origin[last:finding.start]
             moved += [origin[finding.start] + i for i in range(len(mark))]
@@ -289,8 +305,11 @@ def _map_text(trace: Trace, fn: TextFn) -> Trace:
     )
 
 
-def redact_trace(trace: Trace, patterns: Iterable[RedactPattern] = ()) -> Trace:
+def redact_trace(trace: Trace, patterns: Iterable[RedactPattern] = (), *, pii: bool = True) -> Trace:
     """``trace`` with PII in all its text replaced, numbered across the whole trace, marked redacted.
+
+    Credentials become ``***`` in any case; with ``pii=False`` only they do, the trace is not marked
+    redacted and, when it holds none, is returned as it is.
 
     An evidence entry whose text changed gets its shifts recorded (``trace.redaction_shifts``), so
     :func:`source_offset` still places each of its characters in the source; the shifts hold the
@@ -310,18 +329,22 @@ def redact_trace(trace: Trace, patterns: Iterable[RedactPattern] = ()) -> Trace:
 
     def redact(text: str) -> str:
         if text not in done:
-            done[text] = redact_text(text, table, patterns)
+            done[text] = redact_text(text, table, patterns, pii=pii)
         return done[text]
 
     shifts = dict(trace.redaction_shifts)
     for entry in trace.evidence:  # located text: redact it keeping the map back to the source
-        if _may_hold(entry.text, patterns):
+        if _may_hold(entry.text, patterns, pii):
             old = shifts.get(entry.chunk_id, ())
-            text, origin = _redact(entry.text, table, _origin(len(entry.text), old) if old else None, patterns)
+            text, origin = _redact(entry.text, table, _origin(len(entry.text), old) if old else None, patterns, pii)
             done.setdefault(entry.text, text)
             if origin is not None:
                 shifts[entry.chunk_id] = _shifts(origin)
     redacted = _map_text(trace, redact)
+    if not pii:
+        if redacted is trace:
+            return trace
+        return replace(redacted, redaction_shifts={k: v for k, v in shifts.items() if v})
     counts = dict(trace.redactions)
     for kind, n in table.counts().items():
         counts[kind] = max(counts.get(kind, 0), n)
