@@ -448,3 +448,30 @@ READ_ONLY_OR_CORPUS = {
     "import", "index", "search", "ask", "audit", "split", "leakage", "synth", "pool", "pool-import",
     "judge calibrate", "gate", "baseline", "diff", "trec-eval", "runs list", "runs rm",
 }
+
+
+def test_a_password_in_base_url_is_neither_printed_nor_stored(tmp_path: Path, capsys) -> None:
+    """`hoprag run` and `hoprag ask` against a server that refuses the connection: the URL is named, its
+    password never (it reached the traces' error and warnings and the terminal before the boundary)."""
+    from typer.testing import CliRunner
+
+    from hoprag.cli import app
+
+    tiny_index("", tmp_path)
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text((ENTERPRISE / "cases.jsonl").read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    url = "http://user:s3cretPassw0rd@127.0.0.1:9/v1"
+    model = ["--llm", "openai:tiny-model", "--base-url", url, "--llm-retries", "0"]
+    run = CliRunner().invoke(app, ["run", str(tmp_path / "idx"), str(cases), "--out", str(tmp_path / "t.jsonl"),
+                                   "--quiet", *model])
+    written = (tmp_path / "t.jsonl").read_text(encoding="utf-8")
+    assert "user:***@127.0.0.1:9" in written + run.output  # the server is still named
+    assert "s3cretPassw0rd" not in written + run.output
+    from hoprag.cli import main
+
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as ended:
+        main(["ask", str(tmp_path / "idx"), "who owns Kestrel?", *model, "--strict-llm"])
+    printed = capsys.readouterr()
+    assert ended.value.code == 2 and "cannot reach the LLM server at http://user:***@127.0.0.1:9" in printed.err
+    assert "s3cretPassw0rd" not in printed.out + printed.err
