@@ -106,12 +106,25 @@ def _fail(message: str, code: int) -> None:
 
 
 def _validation_message(exc: Exception) -> str:
-    """One line for a pydantic ValidationError: each field and what was wrong with it."""
-    problems = []
-    for item in exc.errors():  # type: ignore[attr-defined]
-        where = ".".join(str(p) for p in item.get("loc", ())) or "value"
-        problems.append(f"{where}: {item.get('msg', 'invalid')}")
-    return "invalid setting — " + "; ".join(problems) + ". Fix: pass a value in the allowed range (see --help)"
+    """One line for a pydantic ValidationError: each field, what was wrong with it, the fix
+    (:mod:`hoprag.validation_messages`, the translator every reader uses)."""
+    from hoprag.validation_messages import describe
+
+    message, fix = describe(exc, what="setting", fix="pass a value in the allowed range (see --help)")
+    return f"{message}. Fix: {fix}"
+
+
+def _plain_usage(exc: BaseException) -> None:
+    """A usage error whose value failed typer's pydantic coercion says so in plain words, with the fix
+    (click's usage line and "Invalid value for '--k':" stay as they are)."""
+    from hoprag.validation_messages import is_validation_error, problems
+
+    cause = exc.__cause__
+    if cause is None or not is_validation_error(cause) or not hasattr(exc, "message"):
+        return
+    found = problems(cause, fix="see the option in --help")
+    if found:
+        exc.message = f"{found[0].wrong}. Fix: {found[0].fix}"  # type: ignore[attr-defined]
 
 
 def run_app(app: typer.Typer, argv: list[str] | None = None) -> None:
@@ -141,6 +154,7 @@ def run_app(app: typer.Typer, argv: list[str] | None = None) -> None:
         sys.stderr.close()
         raise SystemExit(141) from None
     except _usage_error_types() as exc:
+        _plain_usage(exc)
         exc.show()  # type: ignore[attr-defined]
         raise SystemExit(getattr(exc, "exit_code", 2)) from None
     except Exception as exc:

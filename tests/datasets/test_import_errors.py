@@ -94,7 +94,7 @@ def test_missing_field_in_jsonl_names_the_line(tmp_path: Path) -> None:
         (lambda r: r.update(context="not a list"), "'context' is str, expected a list", "context"),
         (lambda r: r["context"].append(["Title only"]), "context[10] is not [title, [sentences]]", "context"),
         (lambda r: r["supporting_facts"].append(["Taylor Kemp", "0"]), "supporting_facts[2] is not", "supporting_facts"),
-        (lambda r: r.update(question="  "), "cannot build a case: Value error, query is empty", None),
+        (lambda r: r.update(question="  "), "cannot build a case: query is empty", None),
     ],
 )
 def test_mistyped_fields(tmp_path: Path, mutate, message: str, field: str | None) -> None:

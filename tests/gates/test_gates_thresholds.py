@@ -39,7 +39,7 @@ def test_unreadable_files(tmp_path: Path) -> None:
         load_thresholds(tmp_path / "missing.yaml")
     bad = tmp_path / "bad.yaml"
     bad.write_text("embed:\n  oov_frac: {max: [\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match="invalid YAML"):
+    with pytest.raises(ConfigError, match="not valid YAML"):
         load_thresholds(bad)
 
 

@@ -42,6 +42,7 @@ from hoprag.errors import ConfigError
 from hoprag.gc_pause import collector_paused
 from hoprag.jsonl import read_jsonl_dicts
 from hoprag.records import Document
+from hoprag.validation_messages import plain_words
 
 __all__ = [
     "ERROR_KINDS", "SPAN_MATCHES", "WARNING_KINDS", "LabelProblem", "LabelReport",
@@ -135,7 +136,8 @@ def check_record(data: dict[str, Any], *, source: str | None = None, line: int |
             loc = tuple(str(p) for p in error.get("loc", ()))
             fact_id = loc[1] if len(loc) > 1 and loc[0] == "facts" else None
             if fact_id is not None or not bad:
-                problems.append(LabelProblem(cid, "invalid_case", error.get("msg", "invalid"), fix, fact_id=fact_id,
+                wrong, own_fix = plain_words(error)
+                problems.append(LabelProblem(cid, "invalid_case", wrong, own_fix or fix, fact_id=fact_id,
                                              field=".".join(loc) or None, **where))
         if not bad or not isinstance(repaired.get("facts"), dict):
             return None, problems

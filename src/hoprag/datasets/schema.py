@@ -195,12 +195,6 @@ def find_cycle(case: Case) -> list[str] | None:
     return None
 
 
-def _format_validation_error(exc: ValidationError) -> tuple[str, str | None]:
-    first = exc.errors()[0]
-    loc = ".".join(str(p) for p in first.get("loc", ())) or None
-    return first.get("msg", str(exc)), loc
-
-
 _LONE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
@@ -225,16 +219,12 @@ def case_from_dict(data: dict[str, Any], *, source: str = "<input>", line: int |
     try:
         return Case.model_validate(data)
     except ValidationError as exc:
-        message, loc = _format_validation_error(exc)
+        from hoprag.validation_messages import quote, validation_error
+
         case_id = data.get("case_id") if isinstance(data, dict) else None
-        prefix = f"invalid case {case_id!r}: " if case_id else "invalid case: "
-        raise InputError(
-            prefix + message,
-            source=source,
-            line=line,
-            field=loc,
-            fix="see the case schema in the README (Evidence-chain cases)",
-        ) from None
+        what = f"case {quote(case_id, 80)}" if case_id else "case"
+        raise validation_error(exc, what=what, source=source, line=line,
+                               fix="see the case schema in the README (Evidence-chain cases)") from None
 
 
 def load_cases(path: str | Path, *, allow_empty: bool = False) -> list[Case]:

@@ -45,8 +45,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from hoprag.datasets.schema import Case
 from hoprag.errors import ConfigError, InputError
 from hoprag.evaluation.chain_eval import ChainReport
-from hoprag.files import read_text
 from hoprag.records import Trace
+from hoprag.validation_messages import quote
 
 _SECTIONS = {"version", "k", "critical", "min", "max", "timeouts", "uncertain", "critical_attribution", "description",
              "calibration"}
@@ -77,22 +77,14 @@ class Decision:
 
 
 def load_policy(path: str | Path) -> Policy:
-    import yaml
+    from hoprag.yaml_input import parse_yaml, read_yaml_text
 
     path = Path(path)
     if not path.exists():
         raise InputError("policy file not found", source=str(path), fix="pass --policy with a YAML release policy")
-    text = read_text(path, "release policy")
-    try:
-        raw = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise InputError(f"policy is not valid YAML: {exc}", source=str(path)) from None
-    except RecursionError:
-        raise InputError("policy YAML is nested too deeply to read", source=str(path),
-                         fix="see examples/release-policy.yaml") from None
-    except ValueError as exc:  # a value PyYAML cannot build: an integer of 5000 digits, a 13th month
-        raise InputError(f"policy holds an unreadable YAML value ({str(exc)[:120]})", source=str(path),
-                         fix="see examples/release-policy.yaml") from None
+    fix = "see examples/release-policy.yaml"
+    text = read_yaml_text(path, what="release policy", fix=fix)
+    raw = parse_yaml(text, source=str(path), what="release policy", fix=fix) or {}
     return parse_policy(raw, source=str(path), digest="sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16])
 
 
@@ -135,14 +127,14 @@ def parse_policy(raw: Any, *, source: str = "<policy>", digest: str | None = Non
         bounds = raw.get(section) or {}
         for key, value in (bounds.items() if isinstance(bounds, dict) else ()):
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-                raise InputError(f"{section}.{key} must be a number, got {value!r}", source=source, field=f"{section}.{key}")
+                raise InputError(f"{section}.{key} must be a number, got {quote(value)}", source=source,
+                                 field=f"{section}.{key}", fix="give a number such as 0.5")
     try:
         PolicySpec.model_validate({k: v for k, v in raw.items() if v is not None})
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or None
-        raise InputError(f"invalid policy: {first.get('msg', 'invalid value')}", source=source, field=where,
-                         fix="see examples/release-policy.yaml") from None
+        from hoprag.validation_messages import validation_error
+
+        raise validation_error(exc, what="policy", source=source, fix="see examples/release-policy.yaml") from None
     allowed = (raw.get("timeouts") or {}).get("allowed_fallbacks", ["abstain", "partial"])
     from hoprag.evaluation.stopping import FALLBACKS
 

@@ -16,15 +16,15 @@ A metric name must be one the stage's checks emit (the error lists them) unless 
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hoprag.errors import ConfigError
-from hoprag.files import read_text
+from hoprag.finite_numbers import NumberError, finite_float
 from hoprag.gates.metrics import STAGES, canonical_stage
+from hoprag.validation_messages import quote
 
 __all__ = ["KNOWN_METRICS", "MODES", "Rule", "Thresholds", "is_known_metric", "load_thresholds", "parse_thresholds"]
 
@@ -100,14 +100,11 @@ class Thresholds:
 
 def _number(value: Any, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"{where}: bound must be a number, got {value!r}")
-    try:
-        number = float(value)
-    except OverflowError:  # an integer past the float range: no metric is ever that large
-        raise ConfigError(f"{where}: bound {str(value)[:20]}... is too large for a number") from None
-    if math.isnan(number):
-        raise ConfigError(f"{where}: bound must be a number, got {value!r}")
-    return number
+        raise ConfigError(f"{where}: bound must be a number, got {quote(value)}. Fix: give a number such as 0.5")
+    try:  # hoprag.finite_numbers: .nan, .inf and integers past the float range are no bounds
+        return finite_float(value, "bound")
+    except NumberError as exc:
+        raise ConfigError(f"{where}: bound {exc.reason}. Fix: give a finite number such as 0.5") from None
 
 
 def parse_thresholds(data: Any, source: str = "<memory>") -> Thresholds:
@@ -143,8 +140,9 @@ def parse_thresholds(data: Any, source: str = "<memory>") -> Thresholds:
                 raise ConfigError(f"{where}: mode '{mode}' is not one of {', '.join(MODES)}")
             for flag in ("optional", "custom"):
                 if not isinstance(spec.get(flag, False), bool):
-                    raise ConfigError(f"{where}: {flag} must be true or false, got {spec[flag]!r}")
-            bounds = {k: _number(spec[k], where) for k in _BOUNDS if k in spec}
+                    raise ConfigError(f"{where}: {flag} must be true or false, got {quote(spec[flag])}. "
+                                      f"Fix: write {flag}: true or {flag}: false")
+            bounds = {k: _number(spec[k], f"{where}.{k}") for k in _BOUNDS if k in spec}
             if not bounds:
                 raise ConfigError(f"{where}: give at least one bound: {', '.join(_BOUNDS)}")
             rules.append(Rule(stage=stage, metric=name, mode=mode, optional=bool(spec.get("optional", False)),
@@ -156,23 +154,15 @@ def parse_thresholds(data: Any, source: str = "<memory>") -> Thresholds:
 
 def load_thresholds(path: str | Path) -> Thresholds:
     """Read and validate a thresholds YAML file."""
-    import yaml
+    from hoprag.errors import InputError
+    from hoprag.yaml_input import read_yaml
 
     path = Path(path)
     if not path.exists():
         raise ConfigError(f"{path}: thresholds file not found. Fix: pass --thresholds thresholds.yaml "
                           "(the documented one is at the repository root)")
-    text = read_text(path, "thresholds file")
     try:
-        data = yaml.safe_load(text)
-    except RecursionError:
-        raise ConfigError(f"{path}: YAML nested too deeply to read. Fix: see the format in thresholds.yaml") from None
-    except ValueError as exc:  # a value PyYAML cannot build: an integer of 5000 digits, a 13th month
-        raise ConfigError(f"{path}: unreadable YAML value ({str(exc)[:120]}). "
-                          "Fix: see the format in thresholds.yaml") from None
-    except yaml.YAMLError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else "syntax error"
-        mark = getattr(exc, "problem_mark", None)
-        line = f" line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}:{line} invalid YAML ({first}). Fix: see the format in thresholds.yaml") from None
+        data = read_yaml(path, what="thresholds file", fix="see the format in thresholds.yaml")
+    except InputError as exc:  # a thresholds file is configuration: its errors are ConfigErrors
+        raise ConfigError(str(exc)) from None
     return parse_thresholds(data, source=str(path))

@@ -325,7 +325,10 @@ def open_pg_index(url: str) -> PgIndex:
         manifest = IndexManifest.model_validate(body)
     except ValidationError as exc:
         pool.close()
-        raise IndexLoadError(f"{target.display}: unreadable manifest ({str(exc).splitlines()[0]}). Fix: {fix}") from None
+        from hoprag.validation_messages import describe
+
+        raise IndexLoadError(f"{target.display}: unreadable manifest ({describe(exc, what='manifest')[0]}). "
+                             f"Fix: {fix}") from None
     if config_hash(manifest.config) != manifest.config_hash:
         pool.close()
         raise IndexLoadError(f"{target.display}: the index was written by an incompatible hoprag. Fix: {fix}")

@@ -328,8 +328,7 @@ def load_index(directory: str | Path, *, mmap: bool = True) -> LoadedIndex:
     except InputError as exc:
         raise IndexLoadError(f"{manifest_path}: unreadable manifest ({_reason(exc)}). Fix: {fix}") from None
     except (ValidationError, ValueError) as exc:
-        first = str(exc).splitlines()[0]
-        raise IndexLoadError(f"{manifest_path}: unreadable manifest ({first}). Fix: {fix}") from None
+        raise IndexLoadError(f"{manifest_path}: unreadable manifest ({_manifest_problem(exc)}). Fix: {fix}") from None
     if manifest.format_version != FORMAT_VERSION:
         raise IndexLoadError(
             f"{path}: index format {manifest.format_version}, this hoprag reads {FORMAT_VERSION}. "
@@ -377,3 +376,12 @@ def _reason(exc: InputError) -> str:
     """An input error's message without its fix: an index file is rebuilt, not edited by hand."""
     text = str(exc)
     return text[: -len(f". Fix: {exc.fix}")] if exc.fix and text.endswith(f". Fix: {exc.fix}") else text
+
+
+def _manifest_problem(exc: Exception) -> str:
+    """What is wrong with a manifest that did not validate, in plain words (no pydantic phrasing)."""
+    from hoprag.validation_messages import describe, is_validation_error
+
+    if is_validation_error(exc):
+        return describe(exc, what="manifest")[0]
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

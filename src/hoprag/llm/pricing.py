@@ -60,34 +60,21 @@ class PriceTable(BaseModel):
 def load_price_table(path: str | Path) -> PriceTable:
     """Read a price table from a ``.json``, ``.yaml`` or ``.yml`` file."""
     path = Path(path)
-    text = read_text(path, "price table")
     data: Any
     if path.suffix.lower() in (".yaml", ".yml"):
-        try:
-            import yaml
-        except ImportError as exc:
-            raise InputError("reading a YAML price table needs PyYAML", source=str(path),
-                             fix="pip install pyyaml, or give the table as .json") from exc
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise InputError(f"price table is not valid YAML: {exc}", source=str(path),
-                             fix="fix the file's YAML syntax") from exc
-        except (ValueError, RecursionError) as exc:  # a 5000-digit integer, or nesting past the parser's depth
-            why = ("is nested too deeply" if isinstance(exc, RecursionError)
-                   else f"holds an unreadable value ({str(exc)[:120]})")
-            raise InputError(f"price table YAML {why}", source=str(path), fix="fix the file's YAML") from None
+        from hoprag.yaml_input import read_yaml
+
+        data = read_yaml(path, what="price table", fix="fix the file's YAML")
     else:
+        text = read_text(path, "price table")
         data = parse_json(text, source=str(path), what="price table",
                           fix="fix the file's JSON syntax, or give a .yaml file")
     try:
         return PriceTable.model_validate(data or {})
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first.get("loc", ()))
-        raise InputError(
-            f"invalid price table: {first.get('msg')}",
-            source=str(path),
-            field=field or None,
+        from hoprag.validation_messages import validation_error
+
+        raise validation_error(
+            exc, what="price table", source=str(path),
             fix="use {models: {NAME: {input_per_million: X, output_per_million: Y}}, default: {...}}",
-        ) from exc
+        ) from None

@@ -62,6 +62,18 @@ class ServiceError(HopragError):
         self.fix = fix
 
 
+class _RequestProblems:
+    """A request's validation errors with FastAPI's ``body``/``query``/``path`` prefix dropped from each
+    field, in the shape :mod:`hoprag.validation_messages` reads."""
+
+    def __init__(self, exc: Any) -> None:
+        self._errors = exc.errors()
+
+    def errors(self, **_: Any) -> list[dict[str, Any]]:
+        return [{**e, "loc": tuple(p for p in e.get("loc", ()) if p not in ("body", "query", "path", "header"))}
+                for e in self._errors]
+
+
 def split_fix(message: str) -> tuple[str, str]:
     """A hoprag message ``what. Fix: how`` as (what, how)."""
     head, sep, tail = message.partition(". Fix: ")
@@ -234,11 +246,10 @@ def create_app(config: ServiceConfig, state: ServiceState | None = None) -> Any:
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = []
-        for item in exc.errors()[:5]:
-            where = ".".join(str(p) for p in item.get("loc", ()) if p not in ("body", "query", "path"))
-            problems.append(f"{where or 'body'}: {item.get('msg', 'invalid')}")
-        return error(422, "invalid request: " + "; ".join(problems), "see /openapi.json for the fields and their limits")
+        from hoprag.validation_messages import describe
+
+        return error(422, *describe(_RequestProblems(exc), what="request",
+                                    fix="see /openapi.json for the fields and their limits"))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -22,7 +22,7 @@ from typing import Any
 
 from hoprag.acl import ClearancePolicy
 from hoprag.errors import ConfigError
-from hoprag.files import read_text
+from hoprag.validation_messages import quote
 
 __all__ = ["ANONYMOUS", "Caller", "TokenTable", "load_tokens"]
 
@@ -86,20 +86,17 @@ def _entries_of(raw: Any, source: str) -> list[tuple[str, dict[str, Any]]]:
 
 def load_tokens(path: str | Path, policy: ClearancePolicy | None = None) -> TokenTable:
     """Read ``tokens.yaml``; every error names the file, the entry and the fix."""
-    import yaml
+    from hoprag.errors import InputError
+    from hoprag.yaml_input import read_yaml
 
     policy = policy or ClearancePolicy()
     source = str(path)
     if not Path(path).exists():
         raise ConfigError(f"token file {source} does not exist. Fix: pass --tokens with an existing tokens.yaml")
-    text = read_text(path, "token file")
     try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        first = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
-        raise ConfigError(f"token file {source} is not valid YAML ({first}). Fix: correct the file") from None
-    except (ValueError, RecursionError):  # a value PyYAML cannot build (5000 digits), or nesting past its depth
-        raise ConfigError(f"token file {source} holds YAML that cannot be read. Fix: correct the file") from None
+        raw = read_yaml(path, what="token file", fix="correct the file")
+    except InputError as exc:  # a token file is configuration: its errors are ConfigErrors
+        raise ConfigError(str(exc)) from None
     entries: list[tuple[str, Caller]] = []
     seen: set[bytes] = set()
     for n, (token, spec) in enumerate(_entries_of(raw, source), start=1):
@@ -117,7 +114,8 @@ def load_tokens(path: str | Path, policy: ClearancePolicy | None = None) -> Toke
                               f"{', '.join(policy.levels)}. Fix: give the entry one of them") from None
         can_write = spec.get("can_write", True)
         if not isinstance(can_write, bool):
-            raise ConfigError(f"{source}: entry {n} can_write must be true or false, got {can_write!r}")
+            raise ConfigError(f"{source}: entry {n} can_write must be true or false, got {quote(can_write)}. "
+                              "Fix: write can_write: true or can_write: false")
         name = str(spec.get("name") or f"caller-{n}")
         entries.append((token, Caller(name=name, clearance=clearance, can_write=can_write, authenticated=True)))
     if not entries:

@@ -337,11 +337,12 @@ class ImportState:
         try:
             case = Case.model_validate(data)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = ".".join(str(p) for p in first.get("loc", ())) or None
+            from hoprag.validation_messages import problems
+
+            first = problems(exc)[0]
             raise draft.ref.error(
-                f"cannot build a case: {first.get('msg', exc)}",
-                field=loc,
+                f"cannot build a case: {first.wrong}",
+                field=first.field or None,
                 fix="check the record against the dataset's original format",
             ) from None
         for message in draft.warnings:
