@@ -176,6 +176,6 @@ def test_a_cases_file_given_as_out_is_not_overwritten(exported, tmp_path) -> Non
     path = _write_per_trace(exported, tmp_path / "spans.jsonl")
     out = tmp_path / "cases.jsonl"
     out.write_text(CASES.read_text(encoding="utf-8"), encoding="utf-8")
-    with pytest.raises(InputError, match="a cases file, not traces"):
+    with pytest.raises(InputError, match="holds a cases file .* not a traces file"):
         import_otel_traces(path, out)
     assert out.read_text(encoding="utf-8") == CASES.read_text(encoding="utf-8")

@@ -149,7 +149,7 @@ def _is_special(mode: int) -> bool:
     return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
 
 
-def check_not_input(path: str | os.PathLike[str], *, what: str = "output") -> Path:
+def check_not_input(path: str | os.PathLike[str], *, what: str = "the output") -> Path:
     """Refuse ``path`` as an output if it is one of the running command's inputs."""
     path = Path(path)
     clash = current_guard().clashing_input(path)
@@ -158,7 +158,7 @@ def check_not_input(path: str | os.PathLike[str], *, what: str = "output") -> Pa
     return path
 
 
-def check_output(path: str | os.PathLike[str], kind: OutputKind, *, what: str = "output") -> Path:
+def check_output(path: str | os.PathLike[str], kind: OutputKind, *, what: str = "the output") -> Path:
     """Refuse ``path`` as an output of ``kind`` if writing it could lose something; return it as a Path.
 
     ``what`` names the output in messages (the flag, e.g. ``--json``).
@@ -190,7 +190,8 @@ def check_output(path: str | os.PathLike[str], kind: OutputKind, *, what: str = 
         raise InputError(
             f"{what} exists and holds {describe(head)}, not a {kind.name}: replacing it would lose it",
             source=str(path),
-            fix=f"pass another path to {what}, or add {guard.force_flag} to replace it",
+            fix=(f"pass another path to {what}" if what.startswith("-") else "write to another path")
+            + f", or add {guard.force_flag} to replace it",
         )
     return path
 
@@ -219,7 +220,7 @@ def check_output_dir(
 
 @contextmanager
 def atomic_writer(
-    path: str | os.PathLike[str], kind: OutputKind, *, what: str = "output", binary: bool = False
+    path: str | os.PathLike[str], kind: OutputKind, *, what: str = "the output", binary: bool = False
 ) -> Iterator[IO[Any]]:
     """A handle on a temporary file that replaces ``path`` when the block ends without an exception."""
     path = check_output(path, kind, what=what)
@@ -253,20 +254,20 @@ def _keep_mode(path: Path, tmp: Path) -> None:
         pass
 
 
-def write_text(path: str | os.PathLike[str], text: str, kind: OutputKind, *, what: str = "output") -> Path:
+def write_text(path: str | os.PathLike[str], text: str, kind: OutputKind, *, what: str = "the output") -> Path:
     """Write ``text`` to ``path`` atomically, after the guard's checks."""
     with atomic_writer(path, kind, what=what) as handle:
         handle.write(text)
     return Path(path)
 
 
-def write_bytes(path: str | os.PathLike[str], data: bytes, kind: OutputKind, *, what: str = "output") -> Path:
+def write_bytes(path: str | os.PathLike[str], data: bytes, kind: OutputKind, *, what: str = "the output") -> Path:
     with atomic_writer(path, kind, what=what, binary=True) as handle:
         handle.write(data)
     return Path(path)
 
 
-def open_for_append(path: str | os.PathLike[str], kind: OutputKind | None, *, what: str = "output") -> IO[str]:
+def open_for_append(path: str | os.PathLike[str], kind: OutputKind | None, *, what: str = "the output") -> IO[str]:
     """``path`` opened for appending (created if missing), after the guard's checks.
 
     ``kind=None`` for a writer that checked the file's kind once already (a run appends trace after
