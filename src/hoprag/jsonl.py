@@ -1,4 +1,8 @@
-"""JSONL reading and writing for records: errors name the file, line and field; appends flush."""
+"""JSONL reading and writing for records: errors name the file, line and field; appends flush.
+
+Numbers are read under :mod:`hoprag.finite_numbers` (no NaN, no Infinity, nothing that overflows a
+float) and never written as NaN or Infinity.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from typing import Any, TypeVar
 
 from hoprag.errors import InputError
 from hoprag.files import open_text
+from hoprag.finite_numbers import DECODER, NumberError, loads, refusal
 from hoprag.io.kinds import ANY_JSONL, OutputKind
 from hoprag.io.outputs import atomic_writer, open_for_append
 
@@ -78,13 +83,14 @@ def iter_jsonl_dicts(
 def parse_json(text: str, *, source: str, line: int | None = None, fix: str, what: str | None = None) -> Any:
     """``json.loads`` whose every failure is an :class:`InputError` naming ``source`` (and ``line``).
 
-    Beyond syntax errors this covers integers longer than Python converts (``ValueError``) and
-    nesting deeper than the parser's recursion limit, and a ``\\ud800``-style escape of half a UTF-16
-    pair (Python accepts it, but the string can then never be written as UTF-8 again).
+    Beyond syntax errors this covers integers longer than Python converts (``ValueError``),
+    nesting deeper than the parser's recursion limit, a ``\\ud800``-style escape of half a UTF-16
+    pair (Python accepts it, but the string can then never be written as UTF-8 again), and a number
+    :mod:`hoprag.finite_numbers` refuses (``NaN``, ``Infinity``, ``1e400``), named by its field.
     ``what`` names the content in the message.
     """
     try:
-        value = json.loads(text)
+        value = loads(text)
         if "\\u" in text and _SURROGATE_ESCAPE.search(text):
             _refuse_lone_surrogates(value, source=source, line=line)
         return value
@@ -93,6 +99,8 @@ def parse_json(text: str, *, source: str, line: int | None = None, fix: str, wha
         head = f"{what} is not valid JSON" if what else "malformed JSON"
         raise InputError(f"{head} ({exc.msg} at {where})", source=source,
                          line=line if line is not None else exc.lineno, fix=fix) from None
+    except NumberError:
+        raise refusal(text, source=source, line=line) from None
     except ValueError as exc:  # an integer of more digits than int() accepts
         raise InputError(f"unreadable JSON value ({exc})", source=source, line=line, fix=fix) from None
     except RecursionError:
@@ -100,7 +108,7 @@ def parse_json(text: str, *, source: str, line: int | None = None, fix: str, wha
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_DECODER = json.JSONDecoder()
+_DECODER = DECODER
 
 
 def _refuse_lone_surrogates(value: Any, *, source: str, line: int | None) -> None:
@@ -139,6 +147,9 @@ def read_records(path: str | Path, record_type: type[T]) -> list[T]:
                 field=str(exc.args[0]),
                 fix=f"add '{exc.args[0]}' to every record",
             ) from None
+        except NumberError as exc:
+            raise InputError(f"invalid {record_type.__name__}: {exc.reason}", source=str(path), line=number,
+                             field=exc.field, fix=exc.fix) from None
         except (TypeError, ValueError) as exc:
             raise InputError(
                 f"invalid {record_type.__name__}: {exc}", source=str(path), line=number
@@ -152,7 +163,7 @@ def write_records(path: str | Path, records: Iterable[Any], *, kind: OutputKind 
     count = 0
     with atomic_writer(path, kind) as handle:
         for record in records:
-            handle.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
+            handle.write(json.dumps(record.to_dict(), ensure_ascii=False, allow_nan=False) + "\n")
             count += 1
     return count
 
@@ -160,7 +171,7 @@ def write_records(path: str | Path, records: Iterable[Any], *, kind: OutputKind 
 def append_record(path: str | Path, record: Any) -> None:
     """Append one record and flush, so a run that dies keeps every trace written so far."""
     with open_for_append(path, None) as handle:  # the caller checked the file's kind when it started
-        handle.write(json.dumps(record.to_dict(), ensure_ascii=False) + "\n")
+        handle.write(json.dumps(record.to_dict(), ensure_ascii=False, allow_nan=False) + "\n")
         handle.flush()
 
 

@@ -3,13 +3,16 @@
 Documents and chunks flow into the index, hits and evidence flow out of retrieval, and a Trace is
 what one question leaves behind: the unit that evaluation consumes. ``Case`` (the gold labels) is
 validated input and lives in :mod:`hoprag.datasets.schema`; it is never shown to a system under test.
-JSONL reading and writing lives in :mod:`hoprag.jsonl`.
+JSONL reading and writing lives in :mod:`hoprag.jsonl`. Every number ``from_dict`` reads goes
+through :mod:`hoprag.finite_numbers` (finite, whole numbers within 64 bits).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from hoprag.finite_numbers import bounded_int, finite_float
 
 
 @dataclass(frozen=True)
@@ -64,9 +67,9 @@ class Chunk:
             id=str(data["id"]),
             doc_id=str(data["doc_id"]),
             text=str(data["text"]),
-            start=int(data["start"]),
-            end=int(data["end"]),
-            index=int(data["index"]),
+            start=bounded_int(data["start"], "start"),
+            end=bounded_int(data["end"], "end"),
+            index=bounded_int(data["index"], "index"),
         )
 
 
@@ -95,11 +98,11 @@ class Hit:
         return cls(
             chunk_id=str(data.get("chunk_id") or data["doc_id"]),
             doc_id=str(data["doc_id"]),
-            score=float(data.get("score", 0.0)),
-            rank=int(data.get("rank", 0)),
+            score=finite_float(data.get("score", 0.0), "score"),
+            rank=bounded_int(data.get("rank", 0), "rank"),
             retriever=str(data.get("retriever") or ""),
-            start=_opt_int(data.get("start")),
-            end=_opt_int(data.get("end")),
+            start=_opt_int(data.get("start"), "start"),
+            end=_opt_int(data.get("end"), "end"),
             title=str(data.get("title") or ""),
         )
 
@@ -132,7 +135,7 @@ class Evidence:
             hit=Hit.from_dict(data["hit"]),
             text=str(data.get("text") or ""),
             title=str(data.get("title") or ""),
-            hop=int(data.get("hop", 1)),
+            hop=bounded_int(data.get("hop", 1), "hop"),
             step_id=str(data.get("step_id") or ""),
             sub_query=str(data.get("sub_query") or ""),
         )
@@ -169,7 +172,7 @@ class HopStep:
     def from_dict(cls, data: dict[str, Any]) -> HopStep:
         return cls(
             step_id=str(data["step_id"]),
-            hop=int(data.get("hop", 1)),
+            hop=bounded_int(data.get("hop", 1), "hop"),
             sub_query=str(data.get("sub_query") or ""),
             issued_query=str(data.get("issued_query") or data.get("sub_query") or ""),
             hits=tuple(Hit.from_dict(h) for h in data.get("hits") or ()),
@@ -179,8 +182,8 @@ class HopStep:
             bridge=dict(data.get("bridge") or {}),
             error=data.get("error"),
             timed_out=bool(data.get("timed_out", False)),
-            latency_ms=float(data.get("latency_ms", 0.0)),
-            cumulative_ms=float(data.get("cumulative_ms", 0.0)),
+            latency_ms=finite_float(data.get("latency_ms", 0.0), "latency_ms"),
+            cumulative_ms=finite_float(data.get("cumulative_ms", 0.0), "cumulative_ms"),
             duplicates=tuple(str(s) for s in data.get("duplicates") or ()),
         )
 
@@ -198,7 +201,7 @@ class Citation:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Citation:
-        return cls(chunk_id=str(data["chunk_id"]), doc_id=str(data["doc_id"]), hop=int(data.get("hop", 1)))
+        return cls(chunk_id=str(data["chunk_id"]), doc_id=str(data["doc_id"]), hop=bounded_int(data.get("hop", 1), "hop"))
 
 
 @dataclass(frozen=True)
@@ -243,7 +246,7 @@ class Answer:
             text=str(data.get("text") or ""),
             claims=tuple(Claim.from_dict(c) for c in data.get("claims") or ()),
             abstained=bool(data.get("abstained", False)),
-            confidence=float(data.get("confidence", 0.0)),
+            confidence=finite_float(data.get("confidence", 0.0), "confidence"),
             partial=bool(data.get("partial", False)),
             rejected_citations=tuple(str(c) for c in data.get("rejected_citations") or ()),
         )
@@ -267,9 +270,9 @@ class Usage:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Usage:
         return cls(
-            prompt_tokens=int(data.get("prompt_tokens", 0)),
-            completion_tokens=int(data.get("completion_tokens", 0)),
-            cost=float(data.get("cost", 0.0)),
+            prompt_tokens=bounded_int(data.get("prompt_tokens", 0), "prompt_tokens"),
+            completion_tokens=bounded_int(data.get("completion_tokens", 0), "completion_tokens"),
+            cost=finite_float(data.get("cost", 0.0), "cost"),
         )
 
 
@@ -324,18 +327,18 @@ class Trace:
             usage=Usage.from_dict(data.get("usage") or {}),
             config_hash=str(data.get("config_hash") or ""),
             engine=str(data.get("engine") or ""),
-            latency_ms=float(data.get("latency_ms", 0.0)),
+            latency_ms=finite_float(data.get("latency_ms", 0.0), "latency_ms"),
             error=data.get("error"),
             plan=dict(data.get("plan") or {}),
             warnings=tuple(str(w) for w in data.get("warnings") or ()),
-            fallbacks={str(k): int(v) for k, v in (data.get("fallbacks") or {}).items()},
-            timings={str(k): float(v) for k, v in (data.get("timings") or {}).items()},
+            fallbacks={str(k): bounded_int(v, f"fallbacks.{k}") for k, v in (data.get("fallbacks") or {}).items()},
+            timings={str(k): finite_float(v, f"timings.{k}") for k, v in (data.get("timings") or {}).items()},
             redacted=bool(data.get("redacted", False)),
-            redactions={str(k): int(v) for k, v in (data.get("redactions") or {}).items()},
-            redaction_shifts={str(k): tuple((int(p), int(s)) for p, s in v)
+            redactions={str(k): bounded_int(v, f"redactions.{k}") for k, v in (data.get("redactions") or {}).items()},
+            redaction_shifts={str(k): tuple((bounded_int(p, "redaction_shifts"), bounded_int(s, "redaction_shifts")) for p, s in v)
                               for k, v in (data.get("redaction_shifts") or {}).items()},
         )
 
 
-def _opt_int(value: Any) -> int | None:
-    return None if value is None else int(value)
+def _opt_int(value: Any, field: str) -> int | None:
+    return None if value is None else bounded_int(value, field)

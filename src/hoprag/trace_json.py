@@ -8,8 +8,9 @@ writes. :func:`trace_from_json_line` reads such a line with one strict pydantic-
 builds the same frozen records ``from_dict`` builds (the same defaults for absent fields, unknown
 keys ignored), and returns ``None`` for every other line: a number where a string belongs, a
 ``null``, an empty ``chunk_id``, ``issued_query`` or ``case_id``, malformed JSON, a lone surrogate
-escape, a number too long to convert. The caller then reads that line as before, so it gets the same
-records and every bad line the same error.
+escape, a number too long to convert, a number :mod:`hoprag.finite_numbers` refuses (not finite,
+overflowing, a whole number past 64 bits; in a typed field or a free-form one). The caller then
+reads that line as before, so it gets the same records and every bad line the same error.
 """
 
 from __future__ import annotations
@@ -21,16 +22,26 @@ from typing import Any
 from pydantic_core import SchemaValidator
 from pydantic_core import core_schema as cs
 
+from hoprag.finite_numbers import INT_MAX, INT_MIN, first_refused
 from hoprag.records import Answer, Citation, Claim, Evidence, Hit, HopStep, Trace, Usage
 
 __all__ = ["trace_from_json_line"]
 
 _STR = cs.str_schema(strict=True)
 _NONEMPTY = cs.str_schema(strict=True, min_length=1)  # from_dict fills an empty one from another field
-_INT = cs.int_schema(strict=True)
-_FLOAT = cs.float_schema(strict=True)  # a JSON integer becomes its float, as float() makes it
+_INT = cs.int_schema(strict=True, ge=INT_MIN, le=INT_MAX)
+_FLOAT = cs.float_schema(strict=True, allow_inf_nan=False)  # a JSON integer becomes its float, as float() makes it
 _BOOL = cs.bool_schema(strict=True)
-_ANY_DICT = cs.dict_schema(_STR, cs.any_schema(), strict=True)
+
+
+def _finite_tree(value: Any) -> Any:
+    if first_refused(value):  # a free-form field holding NaN or 1e400: the slow reader names it
+        raise ValueError("a number that is not finite")
+    return value
+
+
+_ANY = cs.no_info_after_validator_function(_finite_tree, cs.any_schema())
+_ANY_DICT = cs.no_info_after_validator_function(_finite_tree, cs.dict_schema(_STR, cs.any_schema(), strict=True))
 _STRS = cs.tuple_schema([_STR], variadic_item_index=0, strict=True)
 
 
@@ -62,7 +73,7 @@ _EVIDENCE = _record(
 _STEP = _record(
     HopStep, step_id=_STR, hop=_opt(_INT, 1), sub_query=_opt(_STR, ""), issued_query=_NONEMPTY, hits=_many(_HIT),
     selected=_opt(_STRS, ()), depends_on=_opt(_STRS, ()), filters=_opt(_ANY_DICT, factory=dict),
-    bridge=_opt(_ANY_DICT, factory=dict), error=_opt(cs.any_schema()), timed_out=_opt(_BOOL, False),
+    bridge=_opt(_ANY_DICT, factory=dict), error=_opt(_ANY), timed_out=_opt(_BOOL, False),
     latency_ms=_opt(_FLOAT, 0.0), cumulative_ms=_opt(_FLOAT, 0.0), duplicates=_opt(_STRS, ()),
 )
 _CITATION = _record(Citation, chunk_id=_STR, doc_id=_STR, hop=_opt(_INT, 1))
@@ -77,7 +88,7 @@ _TRACE = _record(
     Trace, run_id=_opt(_STR, ""), case_id=_STR, question=_opt(_STR, ""), steps=_many(_STEP),
     evidence=_many(_EVIDENCE), answer=_opt(_ANSWER, factory=lambda: Answer(text="")), stop_reason=_opt(_STR, ""),
     usage=_opt(_USAGE, factory=Usage), config_hash=_opt(_STR, ""), engine=_opt(_STR, ""),
-    latency_ms=_opt(_FLOAT, 0.0), error=_opt(cs.any_schema()), plan=_opt(_ANY_DICT, factory=dict),
+    latency_ms=_opt(_FLOAT, 0.0), error=_opt(_ANY), plan=_opt(_ANY_DICT, factory=dict),
     warnings=_opt(_STRS, ()), fallbacks=_opt(cs.dict_schema(_STR, _INT, strict=True), factory=dict),
     timings=_opt(cs.dict_schema(_STR, _FLOAT, strict=True), factory=dict), redacted=_opt(_BOOL, False),
     redactions=_opt(cs.dict_schema(_STR, _INT, strict=True), factory=dict),

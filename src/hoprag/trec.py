@@ -7,12 +7,12 @@ the ranking is by score, descending, ties broken by docid descending.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from pathlib import Path
 
 from hoprag.errors import InputError
 from hoprag.files import open_text
+from hoprag.finite_numbers import NumberError, bounded_int, finite_float
 from hoprag.io.kinds import TREC_QRELS, TREC_RUN
 from hoprag.io.outputs import atomic_writer
 
@@ -39,7 +39,10 @@ def read_qrels(path: str | Path) -> Qrels:
             raise InputError(f"expected 4 columns (qid iter docid rel), got {len(parts)}", source=str(path),
                              line=number, fix="write qrels as 'qid 0 docid relevance'")
         try:
-            rel = int(parts[3])
+            rel = bounded_int(parts[3], "relevance")
+        except NumberError as exc:
+            raise InputError(exc.reason, source=str(path), line=number, field="relevance (column 4)",
+                             fix=exc.fix) from None
         except ValueError:
             raise InputError(f"relevance {parts[3]!r} is not an integer", source=str(path), line=number,
                              fix="use integer relevance grades (0, 1, 2, ...)") from None
@@ -61,13 +64,14 @@ def read_run(path: str | Path) -> Run:
             raise InputError(f"expected 6 columns (qid Q0 docid rank score tag), got {len(parts)}",
                              source=str(path), line=number, fix="write runs as 'qid Q0 docid rank score tag'")
         try:
-            score = float(parts[4])
+            # NaN has no order (the ranking by score would be arbitrary), and no tool after us reads inf
+            score = finite_float(parts[4], "score")
+        except NumberError as exc:
+            raise InputError(exc.reason, source=str(path), line=number, field="score (column 5)",
+                             fix="give every result a finite retrieval score in column 5") from None
         except ValueError:
             raise InputError(f"score {parts[4]!r} is not a number", source=str(path), line=number,
                              fix="put the retrieval score in column 5") from None
-        if math.isnan(score):  # NaN has no order: the ranking by score would be arbitrary
-            raise InputError("score is NaN", source=str(path), line=number,
-                             fix="give every result a numeric retrieval score in column 5")
         run.setdefault(parts[0], {})[parts[2]] = score
     if not run:
         raise InputError("no results in run file", source=str(path), fix="give at least one result line")

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from hoprag.errors import InputError
+from hoprag.finite_numbers import INT_MAX, INT_MIN, first_refused
 from hoprag.gc_pause import collector_paused
 from hoprag.jsonl import read_jsonl_dicts
 
@@ -37,8 +38,8 @@ class _Model(BaseModel):
 class Span(_Model):
     """A character span ``[start, end)`` of the source document; ``text == doc.text[start:end]``."""
 
-    start: int = Field(ge=0)
-    end: int = Field(ge=0)
+    start: int = Field(ge=0, le=INT_MAX)
+    end: int = Field(ge=0, le=INT_MAX)
     text: str
 
     @model_validator(mode="after")
@@ -61,7 +62,7 @@ class Fact(_Model):
     source_version: str | None = None
     valid_time: ValidTime | None = None
     entities: list[str] = Field(default_factory=list)
-    grade: int = 1
+    grade: int = Field(default=1, ge=INT_MIN, le=INT_MAX)
     title: str | None = None
 
 
@@ -122,6 +123,10 @@ class Case(_Model):
     def _consistent(self) -> Case:
         if not self.query.strip():
             raise ValueError("query is empty")
+        extras = [a.model_extra for a in self.adjudication if a.model_extra]
+        found = first_refused({"metadata": self.metadata, "adjudication": extras}) if self.metadata or extras else None
+        if found:  # hoprag.finite_numbers: no NaN, no Infinity, nothing past a float
+            raise ValueError(f"{found[0]}: {found[1]}")
         if not self.valid_chains and self.required_facts:
             self.valid_chains = [list(self.required_facts)]
         if not self.required_facts and self.valid_chains:
@@ -142,23 +147,39 @@ class Case(_Model):
     # --- graph helpers (pure; used by evaluation) ---------------------------------------------
 
     def fact_layers(self) -> dict[str, int]:
-        """Hop number of each fact as its depth in the dependency graph (1 = no incoming edge)."""
+        """Hop number of each fact as its depth in the dependency graph (1 = no incoming edge).
+
+        A depth-first walk with its own stack (a chain of thousands of facts is deeper than Python's
+        call stack); a cycle in the labels counts its back edge as absent.
+        """
         parents: dict[str, set[str]] = {f: set() for f in self.facts}
         for edge in self.edges:
             parents[edge.to_fact].add(edge.from_fact)
         layers: dict[str, int] = {}
-
-        def depth(fact: str, seen: frozenset[str]) -> int:
-            if fact in layers:
-                return layers[fact]
-            if fact in seen:  # a cycle in labels: treat the back edge as absent
-                return 1
-            ups = [depth(p, seen | {fact}) for p in parents[fact]]
-            layers[fact] = 1 + max(ups) if ups else 1
-            return layers[fact]
-
-        for fact in self.facts:
-            depth(fact, frozenset())
+        for root in self.facts:
+            if root in layers:
+                continue
+            on_path = {root}
+            # frames: [fact, its parents still to visit, deepest parent layer so far]
+            stack: list[list[Any]] = [[root, iter(sorted(parents[root])), 0]]
+            while stack:
+                frame = stack[-1]
+                for parent in frame[1]:
+                    if parent in layers:
+                        frame[2] = max(frame[2], layers[parent])
+                    elif parent in on_path:  # the back edge of a cycle
+                        frame[2] = max(frame[2], 1)
+                    else:
+                        on_path.add(parent)
+                        stack.append([parent, iter(sorted(parents[parent])), 0])
+                        break
+                else:
+                    stack.pop()
+                    fact = frame[0]
+                    layers[fact] = 1 + frame[2]
+                    on_path.discard(fact)
+                    if stack:
+                        stack[-1][2] = max(stack[-1][2], layers[fact])
         return layers
 
     def to_json(self) -> str:
@@ -170,28 +191,26 @@ def find_cycle(case: Case) -> list[str] | None:
     children: dict[str, list[str]] = {f: [] for f in case.facts}
     for edge in case.edges:
         children.setdefault(edge.from_fact, []).append(edge.to_fact)
-    state: dict[str, int] = {}  # 1 = on the stack, 2 = done
-    stack: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        stack.append(node)
-        for child in children.get(node, ()):
-            if state.get(child) == 1:
-                return stack[stack.index(child) :] + [child]
-            if child not in state:
-                found = visit(child)
-                if found:
-                    return found
-        stack.pop()
-        state[node] = 2
-        return None
-
-    for fact in sorted(children):
-        if fact not in state:
-            found = visit(fact)
-            if found:
-                return found
+    state: dict[str, int] = {}  # 1 = on the path, 2 = done
+    # a depth-first walk with its own stack: a chain of thousands of facts is deeper than Python's
+    for start in sorted(children):
+        if start in state:
+            continue
+        state[start] = 1
+        path = [start]
+        pending = [iter(children.get(start, ()))]
+        while pending:
+            for child in pending[-1]:
+                if state.get(child) == 1:
+                    return path[path.index(child) :] + [child]
+                if child not in state:
+                    state[child] = 1
+                    path.append(child)
+                    pending.append(iter(children.get(child, ())))
+                    break
+            else:
+                pending.pop()
+                state[path.pop()] = 2
     return None
 
 

@@ -35,6 +35,7 @@ from hoprag.errors import ConfigError, InputError
 from hoprag.io.kinds import ANY_JSONL, CASES_JSONL, JSON_DOCUMENT, RECORDS_JSONL, TREC_QRELS, OutputKind
 from hoprag.io.outputs import write_text
 from hoprag.files import check_dir, read_text
+from hoprag.finite_numbers import INT_MAX
 from hoprag.jsonl import read_jsonl_dicts
 from hoprag.records import Hit
 
@@ -210,14 +211,14 @@ class Judgment:
 def _field(obj: dict[str, Any], name: str, kind: type, *, source: str, line: int) -> Any:
     value = obj.get(name)
     if kind is int:
-        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-        fix = "give 'grade' as a whole number 0 or above (0 = not relevant)"
+        ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= INT_MAX
+        fix = f"give 'grade' as a whole number from 0 to {INT_MAX:,} (0 = not relevant)"
     else:
         ok = isinstance(value, str) and bool(value.strip())
         fix = f"give '{name}' as a non-empty string"
     if not ok:
         problem = "is missing" if value is None else f"is {value!r}"
-        raise InputError(f"judgment field '{name}' {problem}", source=source, line=line, fix=fix)
+        raise InputError(f"judgment field '{name}' {problem}", source=source, line=line, field=name, fix=fix)
     return value
 
 

@@ -27,6 +27,7 @@ from hoprag.errors import InputError
 from hoprag.evaluation.latency import percentile
 from hoprag.evaluation.measures import Measure, default_measures
 from hoprag.evaluation.memo import evaluation_memo
+from hoprag.finite_numbers import NumberError
 from hoprag.gc_pause import collector_paused
 from hoprag.records import Trace
 from hoprag.trace_json import trace_from_json_line
@@ -75,6 +76,9 @@ def _read_traces(path: str | Path) -> list[Trace]:
                 field=name,
                 fix=f"add '{name}' (hits and evidence need at least 'doc_id'; steps need 'step_id')",
             ) from None
+        except NumberError as exc:
+            raise InputError(f"trace {case_id!r} is invalid: {exc.reason}", source=source, line=number,
+                             field=exc.field, fix=exc.fix) from None
         except (TypeError, ValueError, AttributeError) as exc:
             raise InputError(
                 f"trace {case_id!r} is invalid: {exc}",

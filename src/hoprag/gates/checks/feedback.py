@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from hoprag.errors import InputError
+from hoprag.finite_numbers import INT_MAX, finite_float
 from hoprag.gates.hooks import hook, metric
 from hoprag.gates.metrics import STAGES, Metric
 from hoprag.jsonl import read_jsonl_dicts
@@ -48,12 +49,19 @@ def _parse_ts(value: Any, source: str, line: int | None) -> datetime:
         return datetime.now(timezone.utc)
     try:
         if isinstance(value, (int, float)):
-            return datetime.fromtimestamp(float(value), tz=timezone.utc)
+            return datetime.fromtimestamp(finite_float(value, "ts"), tz=timezone.utc)
         ts = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except (ValueError, OverflowError, OSError):
         raise InputError(f"timestamp {value!r} is not ISO 8601 or epoch seconds", source=source, line=line,
                          field="ts", fix="write e.g. \"2024-05-01T10:00:00Z\"") from None
-    return ts.replace(tzinfo=timezone.utc) if ts.tzinfo is None else ts.astimezone(timezone.utc)
+    if ts.tzinfo is None:
+        return ts.replace(tzinfo=timezone.utc)
+    try:
+        return ts.astimezone(timezone.utc)
+    except OverflowError:  # 0001-01-01T00:00:00+01:00 is in year 0 in UTC, 9999-12-31T23:59:59-01:00 in 10000
+        raise InputError(f"timestamp {value!r} lies outside the years 1-9999 once converted to UTC",
+                         source=source, line=line, field="ts",
+                         fix="write a timestamp between 0001-01-01 and 9999-12-31 in UTC, e.g. \"2024-05-01T10:00:00Z\"") from None
 
 
 def parse_event(obj: dict[str, Any], *, source: str = "<api>", line: int | None = None,
@@ -81,8 +89,8 @@ def parse_event(obj: dict[str, Any], *, source: str = "<api>", line: int | None 
         stage = TAG_STAGES[tag]
     elif kind == "view":
         raw = obj.get("citations", obj.get("count", 0))
-        if not isinstance(raw, int) or isinstance(raw, bool) or raw < 0:
-            raise bad(f"citations shown must be a non-negative integer, got {raw!r}", "citations",
+        if not isinstance(raw, int) or isinstance(raw, bool) or not 0 <= raw <= INT_MAX:
+            raise bad(f"citations shown must be a whole number from 0 to {INT_MAX:,}, got {raw!r}", "citations",
                       "give the number of citations the answer showed")
         count = raw
     else:
@@ -108,7 +116,10 @@ def window_start(ts: datetime, window: str) -> datetime:
     except (KeyError, ValueError, IndexError):
         raise InputError(f"window {window!r}", field="window", fix="use e.g. 1h, 1d, 7d or 1w") from None
     epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
-    return epoch + ((ts - epoch) // size) * size
+    try:
+        return epoch + ((ts - epoch) // size) * size
+    except OverflowError:  # the window holding 0001-01-01 starts before the first day a datetime holds
+        return datetime.min.replace(tzinfo=timezone.utc)
 
 
 def feedback_metrics(events: Sequence[FeedbackEvent], ctx: dict[str, Any]) -> list[Metric]:
