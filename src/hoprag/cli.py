@@ -236,8 +236,12 @@ def run_cmd(
     graph: Optional[bool] = GRAPH_OPT,
     resume: bool = typer.Option(
         True, "--resume/--no-resume",
-        help="skip cases already in --out (refused if it was written by another engine, config or index); "
-        "--no-resume replaces it",
+        help="skip cases already in --out (refused if it was written by another engine, config or index), "
+        "answering again those whose trace is an error trace; --no-resume replaces it",
+    ),
+    keep_errors: bool = typer.Option(
+        False, "--keep-errors",
+        help="on resume, keep the error traces already in --out as done instead of answering those questions again",
     ),
     redact: bool = typer.Option(
         True, "--redact/--no-redact",
@@ -250,7 +254,11 @@ def run_cmd(
     workers: Optional[int] = WORKERS_OPT,
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
-    """Answer every case's question and write one Trace per case."""
+    """Answer every case's question and write one Trace per case.
+
+    Exits 3 when any question's engine call failed (its trace has 'error' set): run the same command
+    again to answer those questions again.
+    """
     from hoprag.datasets.schema import load_cases
     from hoprag.index.open import open_index
     from hoprag.executors import parse_executor
@@ -282,28 +290,26 @@ def run_cmd(
             artifact_id=index.manifest.artifact_id, traced=True)
     with progress_bar(f"run {engine}", len(questions), quiet=quiet) as progress:
         summary = run_questions(runner, questions, out_file, resume=resume, progress=progress, redact=redact,
-                                index_artifact_id=index.manifest.artifact_id, executor=pool, setup=setup)
+                                index_artifact_id=index.manifest.artifact_id, executor=pool, setup=setup,
+                                retry_errors=not keep_errors)
     from rich.markup import escape
 
     from hoprag.render import fallback_counts
 
     out.print(
         f"run {summary.run_id}: wrote {summary.written} traces ({summary.resumed} already done, "
-        f"{summary.errors} errors, {fallback_counts(summary.fallbacks, traces=summary.fallback_traces)})"
+        + (f"{summary.retried} answered again after an error, " if summary.retried else "")
+        + f"{summary.errors} errors, {fallback_counts(summary.fallbacks, traces=summary.fallback_traces)})"
         f" → {summary.out}"
     )
     for reason in summary.circuits:
         err.print(f"[yellow]warning:[/] {escape(reason)}")
     for note in summary.notes:
         err.print(f"[yellow]repaired:[/] {escape(note)}")
-    if strict_llm and summary.errors:
-        from hoprag.llm.errors import LLMError
+    if summary.errors:
+        from hoprag.pipeline.runner import QuestionsFailedError
 
-        raise LLMError(
-            f"{summary.errors} of {summary.written} questions failed under --strict-llm; each trace's 'error' "
-            f"field in {summary.out} says which model call could not be made",
-            fix="fix the model failure, or drop --strict-llm to let the offline roles answer",
-        )
+        raise QuestionsFailedError(summary, strict_llm=strict_llm)
 
 
 @app.command("demo")

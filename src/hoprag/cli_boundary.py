@@ -131,8 +131,9 @@ def run_app(app: typer.Typer, argv: list[str] | None = None) -> None:
     """Run ``app`` on ``argv`` (default: the process's arguments) inside the CLI's one error boundary.
 
     Usage errors print click's usage line and exit 2; a :class:`HopragError` prints its message
-    (what was wrong, the fix) and exits 2; anything unexpected prints one line naming the command
-    and exits 1, with the traceback only under ``--debug`` or ``HOPRAG_DEBUG=1``.
+    (what was wrong, the fix) and exits 2, or with the error's own ``exit_code`` (3: a run left error
+    traces); anything unexpected prints one line naming the command and exits 1, with the traceback
+    only under ``--debug`` or ``HOPRAG_DEBUG=1``.
     """
     debug, args = _debug_requested(list(sys.argv[1:] if argv is None else argv))
     args = _expand_variadic_k(args)
@@ -142,7 +143,7 @@ def run_app(app: typer.Typer, argv: list[str] | None = None) -> None:
     except HopragError as exc:
         if debug:
             raise
-        _fail(str(exc), 2)
+        _fail(str(exc), int(getattr(exc, "exit_code", 2)))
     except exits as exc:
         raise SystemExit(getattr(exc, "exit_code", 0)) from None
     except aborts:

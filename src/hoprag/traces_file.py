@@ -9,6 +9,12 @@ then appends one :class:`~hoprag.records.Trace` per line. Every reader here skip
 a file without one (another pipeline's traces, an older hoprag) reads as before. Resuming compares
 the header with the run about to append (:mod:`hoprag.pipeline.runner`), so two configurations
 never share one file.
+
+A question whose engine call failed has an *error trace* (``stop_reason: "error"`` and ``error``
+set). Resuming answers it again and appends the new trace, so the file keeps the whole history;
+:func:`read_trace_dicts`, which every trace reader goes through, reads an error trace followed by a
+later trace of the same case as superseded by that retry: only the last one is read (and it is
+not a duplicate). A file without error traces reads exactly as written.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ __all__ = [
     "TracesFileState",
     "TracesHeader",
     "check_traces_file",
+    "drop_retried",
+    "is_error_trace",
     "is_header",
     "read_trace_dicts",
     "scan_traces_file",
@@ -73,6 +81,26 @@ def is_header(obj: dict[str, Any]) -> bool:
     return HEADER_KEY in obj
 
 
+def is_error_trace(obj: Any) -> bool:
+    """A trace (a :class:`~hoprag.records.Trace` or its dict) left by an engine call that raised."""
+    if isinstance(obj, dict):
+        return obj.get("stop_reason") == "error" and bool(obj.get("error"))
+    return getattr(obj, "stop_reason", None) == "error" and bool(getattr(obj, "error", None))
+
+
+def _case_id_of(obj: Any) -> str:
+    return str(obj.get("case_id") if isinstance(obj, dict) else getattr(obj, "case_id", ""))
+
+
+def drop_retried(records: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+    """``records`` without the error traces that a later trace of the same case supersedes (a retry)."""
+    if not any(is_error_trace(obj) for _, obj in records):
+        return records
+    last = {_case_id_of(obj): i for i, (_, obj) in enumerate(records)}
+    return [record for i, record in enumerate(records)
+            if not (is_error_trace(record[1]) and last[_case_id_of(record[1])] != i)]
+
+
 def looks_like_case(obj: dict[str, Any]) -> bool:
     """A cases-file record (``case_id`` and ``query``) with nothing a trace would hold."""
     return "case_id" in obj and "query" in obj and not TRACE_KEYS & obj.keys()
@@ -109,8 +137,8 @@ def _torn_error(path: Path, torn: TornLine) -> InputError:
 def read_trace_dicts(
     path: str | Path, *, lenient: bool = False, fast: Callable[[str], Any] | None = None
 ) -> tuple[list[tuple[int, Any]], list[dict[str, Any]]]:
-    """``(line, record)`` of every trace in ``path`` (headers skipped, case ids as strings), and what
-    was excluded.
+    """``(line, record)`` of every trace in ``path`` (headers skipped, case ids as strings, an error
+    trace superseded by a retry left out: :func:`drop_retried`), and what was excluded.
 
     A cut-off last line is an error naming it, or with ``lenient`` excluded and reported; a file
     whose first record is a case is refused. Other bad lines raise (the caller decides about records
@@ -144,7 +172,7 @@ def read_trace_dicts(
         if not lenient:
             raise _torn_error(path, torn) from None
         excluded.append({"source": str(path), "line": torn.line, "reason": f"cut-off last line ({torn.size} bytes)"})
-    return records, excluded
+    return drop_retried(records), excluded
 
 
 @dataclass(frozen=True)
@@ -154,6 +182,8 @@ class TracesFileState:
     path: Path
     headers: tuple[TracesHeader, ...]
     case_ids: frozenset[str]
+    #: case ids whose last trace is an error trace (a resume answers them again)
+    errored: frozenset[str]
     #: ``engine`` and ``config_hash`` values of the traces themselves (for files without a header)
     engines: frozenset[str]
     config_hashes: frozenset[str]
@@ -218,6 +248,7 @@ def scan_traces_file(path: str | Path) -> TracesFileState:
     torn = torn_last_line(path)
     headers: list[TracesHeader] = []
     case_ids: set[str] = set()
+    errored: set[str] = set()
     engines: set[str] = set()
     hashes: set[str] = set()
     run_ids: list[str] = []
@@ -233,6 +264,10 @@ def scan_traces_file(path: str | Path) -> TracesFileState:
                     fix="remove the line, or start over with --no-resume (which replaces the file)",
                 )
             case_ids.add(str(case_id))
+            if is_error_trace(obj):
+                errored.add(str(case_id))
+            else:
+                errored.discard(str(case_id))
             engines.update([str(obj["engine"])] if obj.get("engine") else [])
             hashes.update([str(obj["config_hash"])] if obj.get("config_hash") else [])
             if obj.get("run_id") and str(obj["run_id"]) not in run_ids:
@@ -246,6 +281,7 @@ def scan_traces_file(path: str | Path) -> TracesFileState:
         path=path,
         headers=tuple(headers),
         case_ids=frozenset(case_ids),
+        errored=frozenset(errored),
         engines=frozenset(engines),
         config_hashes=frozenset(hashes),
         run_ids=tuple(h.run_id for h in headers if h.run_id) + tuple(run_ids),

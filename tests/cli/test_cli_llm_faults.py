@@ -155,7 +155,9 @@ def test_strict_llm_makes_a_fallback_an_error(index_dir, three_cases, tmp_path, 
     assert "Traceback" not in stderr + stdout
     code, stdout, stderr = run_cli(["run", str(index_dir), str(three_cases), "--out", str(tmp_path / "s.jsonl"),
                                     "--llm", "openai:gone", "--base-url", url, "--strict-llm", "--quiet"], capsys)
-    assert code == 2 and "3 of 3 questions failed under --strict-llm" in " ".join(stderr.split())
+    # exit 3, as for any run that leaves error traces; resuming answers them again
+    assert code == 3 and "3 of 3 questions failed under --strict-llm" in " ".join(stderr.split())
+    assert "run the same command again" in " ".join(stderr.split())
 
 
 @pytest.mark.parametrize(

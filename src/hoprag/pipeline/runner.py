@@ -2,7 +2,10 @@
 
 Traces are appended and flushed one by one, so a run that dies half-way keeps what it finished and
 ``resume`` picks up where it stopped. A question whose engine call raises still gets a Trace (with
-``error`` set and ``stop_reason="error"``): nothing is silently dropped.
+``error`` set and ``stop_reason="error"``): nothing is silently dropped. Resuming answers the
+questions whose last trace is such an error trace again (appending the new trace; readers take the
+last one, see :mod:`hoprag.traces_file`) unless ``retry_errors=False`` keeps them as done, and
+:class:`QuestionsFailedError` is what a command raises when a run leaves any.
 
 A new traces file starts with a header naming the run, engine, config hash and index artifact
 (:mod:`hoprag.traces_file`). Resuming refuses a file written by another engine, config or index,
@@ -54,6 +57,8 @@ class RunSummary:
     resumed: int
     errors: int
     out: Path
+    #: questions answered again because their last trace in ``out`` was an error trace
+    retried: int = 0
     fallbacks: dict[str, int] = field(default_factory=dict)
     fallback_traces: int = 0
     circuits: tuple[str, ...] = ()
@@ -70,6 +75,28 @@ def new_run_id(engine: str) -> str:
 
 
 LOCK_FIX = "wait for that run to finish, or pass another --out"
+#: the exit code of a run that wrote error traces (documented in ``hoprag run --help`` and the README)
+EXIT_QUESTIONS_FAILED = 3
+
+
+class QuestionsFailedError(HopragError):
+    """A run finished, but some questions' engine calls failed: their traces are error traces."""
+
+    exit_code = EXIT_QUESTIONS_FAILED
+
+    def __init__(self, summary: RunSummary, *, strict_llm: bool = False) -> None:
+        self.summary = summary
+        what = f"{summary.errors} of {summary.written} questions failed"
+        if strict_llm:
+            message = (f"{what} under --strict-llm; each trace's 'error' field in {summary.out} says which model "
+                       "call could not be made. Fix: fix the model failure and run the same command again (resuming "
+                       "answers those questions again), or drop --strict-llm to let the offline roles answer")
+        else:
+            message = (f"{what} (their traces in {summary.out} have 'error' set, stop_reason 'error'). Fix: remove "
+                       "the cause the 'error' field names, then run the same command again: resuming answers those "
+                       "questions again (--keep-errors keeps them as they are)")
+        super().__init__(message)
+
 RESUME_FIX = "pass --no-resume to start over (the file is replaced), or another --out to keep both"
 
 
@@ -85,11 +112,11 @@ def _prepare_out(
         raise InputError("the traces output is a directory", source=str(out),
                          fix="pass a file path to --out, e.g. --out traces.jsonl")
     if not out.exists():
-        return set(), None, ()
+        return set(), frozenset(), None, ()
     if not resume:
         check_traces_file(out)  # never delete what is not a traces file
         out.unlink()
-        return set(), None, ()
+        return set(), frozenset(), None, ()
     state = scan_traces_file(out)
     _check_same_run(state, current, explicit_run_id=explicit_run_id)
     notes: list[str] = []
@@ -106,7 +133,8 @@ def _prepare_out(
         raise InputError(f"the traces file cannot be written ({exc.strerror or exc})", source=str(out),
                          fix=f"make it writable (chmod u+w {out}) or pass another --out") from None
     previous = state.headers[0].run_id if state.headers else (state.run_ids[0] if state.run_ids else None)
-    return set(state.case_ids), previous or None, tuple(notes)
+    retry = state.errored if retry_errors else frozenset()
+    return set(state.case_ids - retry), retry, previous or None, tuple(notes)
 
 
 def _check_same_run(state: TracesFileState, current: TracesHeader, *, explicit_run_id: bool) -> None:
@@ -148,8 +176,12 @@ def run_questions(
     index_artifact_id: str = "",
     executor: Executor | None = None,
     setup: Callable[[], Engine] | None = None,
+    retry_errors: bool = True,
 ) -> RunSummary:
     """Answer every question with ``engine``, appending one Trace per question to ``out``.
+
+    Resuming skips the cases already in ``out`` except those whose last trace is an error trace,
+    which are answered again (``retry_errors=False`` keeps them as done).
 
     ``index_artifact_id`` (the index manifest's ``artifact_id``) goes into the file's header, so a
     resume over a rebuilt index is refused. ``executor`` (:mod:`hoprag.executors`; default: one
@@ -163,7 +195,8 @@ def run_questions(
                            index_artifact_id=index_artifact_id)
     with exclusive_lock(out, fix=LOCK_FIX):
         return _run_locked(engine, questions, out, current, resume=resume, run_id=run_id,
-                           progress=progress, redact=redact, executor=executor, setup=setup)
+                           progress=progress, redact=redact, executor=executor, setup=setup,
+                           retry_errors=retry_errors)
 
 
 def _run_locked(
@@ -178,14 +211,17 @@ def _run_locked(
     redact: bool,
     executor: Executor | None = None,
     setup: Callable[[], Engine] | None = None,
+    retry_errors: bool = True,
 ) -> RunSummary:
-    done, previous_run, notes = _prepare_out(out, current, resume=resume, explicit_run_id=run_id is not None)
+    done, retry, previous_run, notes = _prepare_out(out, current, resume=resume, explicit_run_id=run_id is not None,
+                                                    retry_errors=retry_errors)
     run_id = run_id or previous_run or new_run_id(engine.name)
     if not out.exists() or out.stat().st_size == 0:
         append_record(out, replace(current, run_id=run_id))
     written = errors = fallback_traces = 0
     fallbacks: dict[str, int] = {}
     todo = [q for q in questions if q.case_id not in done]
+    retried = sum(1 for q in todo if q.case_id in retry)
     work = executor or LocalExecutor()
     answer = partial(answer_question, run_id=run_id)
     # results come back in the questions' order, so the file reads the same whatever ran them
@@ -201,7 +237,7 @@ def _run_locked(
             progress(index, len(todo))
     guard = getattr(engine, "llm_guard", None)
     return RunSummary(
-        run_id=run_id, written=written, resumed=len(done), errors=errors, out=out,
+        run_id=run_id, written=written, resumed=len(done), errors=errors, out=out, retried=retried,
         fallbacks=fallbacks, fallback_traces=fallback_traces, circuits=tuple(guard.opened()) if guard else (),
         notes=notes,
     )
