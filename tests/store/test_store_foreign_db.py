@@ -7,6 +7,7 @@ its own ``runs`` table (the name hoprag uses too) and a ``users`` table.
 
 from __future__ import annotations
 
+import ast
 import sqlite3
 import sys
 from pathlib import Path
@@ -250,6 +251,32 @@ def test_an_empty_postgres_database_becomes_a_marked_store(pg_url: str) -> None:
     assert rows == MARKED[1]
     with RunStore(pg_url) as again:
         assert [r.run_id for r in again.list_runs()] == ["r1"]
+
+
+# --- one way in ---------------------------------------------------------------------------------
+
+#: what may create a store engine or its tables: the opening itself and what it is built from
+OPENING_MODULES = {"store/ownership.py", "store/connection.py", "store/schema.py"}
+
+
+@pytest.mark.unit
+def test_no_module_opens_a_store_database_around_open_store_engine() -> None:
+    """A SQLAlchemy engine, the store's engine factory or its table creation used anywhere else would
+    reach a database without the ownership check."""
+    source = ROOT / "src" / "hoprag"
+    offenders = []
+    for path in sorted(source.rglob("*.py")):
+        where = path.relative_to(source).as_posix()
+        if where in OPENING_MODULES:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module in ("hoprag.store.connection", "hoprag.store.schema"):
+                names = [a.name for a in node.names if a.name in ("make_engine", "ensure_schema", "create_all")]
+            elif isinstance(node, ast.Attribute) and node.attr in ("create_engine", "ensure_schema", "create_all"):
+                names = [node.attr]
+            offenders += [f"{where}:{node.lineno} {name}" for name in names]
+    assert offenders == []
 
 
 # --- every command that takes a run store -----------------------------------------------------
