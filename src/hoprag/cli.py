@@ -256,8 +256,7 @@ def run_cmd(
 ) -> None:
     """Answer every case's question and write one Trace per case.
 
-    Exits 3 when any question's engine call failed (its trace has 'error' set): run the same command
-    again to answer those questions again.
+    Exits 3 when a question's engine call failed (an error trace): run it again to answer those again.
     """
     from hoprag.datasets.schema import load_cases
     from hoprag.index.open import open_index
