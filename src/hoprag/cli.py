@@ -51,15 +51,18 @@ def _root(
 
 
 def check_question(text: str, what: str = "question") -> str:
-    """A question (or query) must hold words; refuse empty or whitespace-only text with the fix."""
+    """A question (or query) must hold words; refuse empty or whitespace-only text with the fix.
+
+    The limits themselves are the engines' own (:mod:`hoprag.pipeline.question_check`), checked here
+    too so that a refused question is said before the index is opened.
+    """
     from hoprag.errors import ConfigError
+    from hoprag.pipeline.question_check import check_question as check_text
 
     cleaned = " ".join(text.split())
     if not cleaned:
-        raise ConfigError(f"the {what} is empty; give it as a quoted argument, e.g. \"Who founded Kestrel Dynamics?\"")
-    if len(cleaned) > 10_000:
-        raise ConfigError(f"the {what} is {len(cleaned):,} characters long; give at most 10,000")
-    return cleaned
+        raise ConfigError(f"the {what} is empty. Fix: give it as a quoted argument, e.g. \"Who founded Kestrel Dynamics?\"")
+    return check_text(cleaned, what)
 
 
 def _check_engine(engine: str) -> str:

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from hoprag.acl import Clearance, resolve_clearance, visible_corpus
 from hoprag.index.base import Retriever
 from hoprag.pipeline.extractive import extract_answer
+from hoprag.pipeline.question_check import check_question
 from hoprag.records import Chunk, Document, Evidence, Hit, HopStep, Trace
 
 EngineName = Literal["single", "multihop"]
@@ -145,6 +146,7 @@ class SingleShotEngine:
         )
 
     def answer(self, question: str, *, case_id: str = "", run_id: str = "") -> Trace:
+        check_question(question)  # the one limit of every entry point (ask, run, the service)
         clock = StepClock()
         hits = self.retriever.retrieve(question, self.config.k, **clearance_kwargs(self.clearance))
         latency = clock.elapsed_ms()

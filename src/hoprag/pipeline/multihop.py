@@ -34,6 +34,7 @@ from hoprag.llm.guard import question_scope
 from hoprag.pipeline.engine import MultiHopConfig, StepClock, config_hash, mechanical_confidence
 from hoprag.pipeline.graph_hop import GraphHop
 from hoprag.pipeline.plan import OfflinePlanner, Plan, Planner, SubQuery
+from hoprag.pipeline.question_check import check_question
 from hoprag.pipeline.question_run import QuestionRun
 from hoprag.pipeline.retrieval_cache import RetrievalCache
 from hoprag.pipeline.roles import (
@@ -120,6 +121,7 @@ class MultiHopEngine:
 
         Every model call of the question draws on one scope (:mod:`hoprag.llm.guard`): one budget,
         and the fallbacks it met land in ``trace.warnings`` and ``trace.fallbacks`` (per role)."""
+        check_question(question)  # the one limit of every entry point (ask, run, the service)
         guard = self.llm_guard
         with guard.question() if guard is not None else question_scope() as scope:
             trace = self._answer_question(question, case_id=case_id, run_id=run_id, seed_chunks=seed_chunks)

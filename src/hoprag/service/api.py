@@ -29,6 +29,7 @@ from hoprag.service.models import (
     ErrorBody,
     FeedbackRequest,
     FeedbackResponse,
+    MAX_QUESTION,
 )
 from hoprag.service.records import new_trace_id
 from hoprag.service.views import answer_view, document_view, gate_view, trace_visible
@@ -70,8 +71,14 @@ def _finish(state: ServiceState, trace: Trace, stored: bool, clearance: str) -> 
 
 
 def _check_question(ask: AskRequest) -> None:
-    if not ask.question.strip():
-        raise ServiceError(422, "the question is empty", "type a question")
+    """The engines' own check (:mod:`hoprag.pipeline.question_check`), answered 422 before any work."""
+    from hoprag.errors import InputError
+    from hoprag.pipeline.question_check import check_question
+
+    try:
+        check_question(ask.question.strip())
+    except InputError as exc:
+        raise ServiceError(422, *split_fix(str(exc))) from None
 
 
 @router.post("/api/ask", response_model=AskResponse, responses=ERRORS, tags=["ask"])
@@ -96,7 +103,7 @@ def _sse(name: str, data: dict[str, Any]) -> str:
             tags=["ask"])
 async def ask_stream(
     request: Request,
-    q: str = Query(..., min_length=1, max_length=2000, description="the question"),
+    q: str = Query(..., min_length=1, max_length=MAX_QUESTION, description="the question"),
     k: Optional[int] = Query(None, ge=1, le=50),
     engine: str = Query("multihop", pattern="^(multihop|single)$"),
     mode: str = Query("bm25", pattern="^(bm25|dense|hybrid)$"),

@@ -7,13 +7,15 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field
 
 from hoprag.gates.checks.feedback import TAG_STAGES
+from hoprag.pipeline.question_check import MAX_QUESTION_CHARS
 
 __all__ = ["AskRequest", "AskResponse", "ClickRequest", "ErrorBody", "FeedbackRequest", "IssueTag"]
 
 # the fixed taxonomy of the stage gates, one name per tag (a tag added there is valid here)
 IssueTag = Literal[tuple(TAG_STAGES)]  # type: ignore[valid-type]
 
-MAX_QUESTION = 2000
+#: the engines' own limit (hoprag.pipeline.question_check), declared in /openapi.json
+MAX_QUESTION = MAX_QUESTION_CHARS
 
 
 class ErrorBody(BaseModel):
