@@ -4,8 +4,9 @@ One helper for every reader of a user-given file, so that a missing file, a dire
 file (or a file for a directory), a file without read permission, text that is not UTF-8 (with the
 byte offset of the first bad byte and the likely encoding), an empty file and a binary file each
 fail with an :class:`~hoprag.errors.InputError` naming the path and the fix, instead of a
-``UnicodeDecodeError`` or ``IsADirectoryError`` traceback. A UTF-8 byte-order mark is accepted and
-dropped. Files are read once: :func:`read_text` reads the bytes and decodes them in memory,
+``UnicodeDecodeError`` or ``IsADirectoryError`` traceback. Only regular files are read: a FIFO,
+socket or device (``/dev/stdin`` and ``<(...)`` included) would block or never end, and is refused.
+A UTF-8 byte-order mark is accepted and dropped. Files are read once: :func:`read_text` reads the bytes and decodes them in memory,
 :func:`open_text` streams line by line.
 """
 
@@ -43,6 +44,8 @@ def check_file(path: str | Path, what: str = "file") -> Path:
     mode = _stat(path, what, want_dir=False)
     if stat.S_ISDIR(mode):
         raise InputError(f"{what} is a directory, not a file", source=str(path), fix=_dir_fix(path))
+    if not stat.S_ISREG(mode):
+        raise _not_regular(path, what, mode)
     if not os.access(path, os.R_OK):
         raise _unreadable(path, what)
     return path
@@ -224,6 +227,25 @@ def _dir_fix(path: Path) -> str:
         return "pass the path of a file, not of a folder"
     shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
     return f"pass one of the files inside it ({shown}), not the folder"
+
+
+def _not_regular(path: Path, what: str, mode: int) -> InputError:
+    """A FIFO, socket or device: reading one blocks until a writer comes (or forever), or never ends.
+
+    ``/dev/stdin`` and ``<(...)`` are pipes too, and refused the same way: every reader here reads
+    its file to the end, some twice (to locate a bad byte), which a stream cannot give.
+    """
+    if stat.S_ISFIFO(mode):
+        kind = "a named pipe (FIFO) or a stream such as /dev/stdin"
+    elif stat.S_ISSOCK(mode):
+        kind = "a socket"
+    elif stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        kind = "a device"
+    else:
+        kind = "not a regular file"
+    return InputError(f"{what} is {kind}, not a regular file; hoprag reads only files it can read to the end",
+                      source=str(path), fix=f"write the data to a file first (e.g. cat > data.jsonl) and pass that "
+                      f"file as the {what}")
 
 
 def _unreadable(path: Path, what: str) -> InputError:
