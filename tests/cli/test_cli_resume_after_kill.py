@@ -143,7 +143,7 @@ def test_strict_eval_exits_1_on_duplicates_and_names_them(work, cli):
 def test_a_cases_file_as_out_or_as_traces_is_refused(work, cli):
     before = (work / "cases.jsonl").read_bytes()
     typo = cli("run", "index", "cases.jsonl", "--out", "cases.jsonl", "-q", cwd=work)
-    assert typo.returncode == 2 and "this is a cases file" in typo.stderr
+    assert typo.returncode == 2 and "would replace the input" in typo.stderr  # the output guard, before any work
     again = cli("run", "index", "cases.jsonl", "--out", "cases.jsonl", "--no-resume", "-q", cwd=work)
     assert again.returncode == 2 and (work / "cases.jsonl").read_bytes() == before
     swapped = cli("eval", "cases.jsonl", "cases.jsonl", cwd=work)
