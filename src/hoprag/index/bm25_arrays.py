@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from hoprag.errors import IndexLoadError
-from hoprag.index.npy_map import load_npy
+from hoprag.index.npy_map import all_finite, load_npy
 
 __all__ = ["BM25Arrays"]
 
@@ -251,10 +251,18 @@ class BM25Arrays:
         num_docs = params.get("num_docs")
         if (not isinstance(num_docs, int) or data.ndim != 1 or indices.shape != data.shape or indptr.ndim != 1
                 or len(indptr) < 2 or int(indptr[-1]) != data.size or indptr.dtype.kind not in "iu"
-                or indices.dtype.kind not in "iu"):
+                or indices.dtype.kind not in "iu" or data.dtype.kind != "f"):
             raise ValueError("the score matrix arrays do not fit together")
+        if int(indptr[0]) != 0 or (len(indptr) > 1 and bool((indptr[1:] < indptr[:-1]).any())):
+            raise ValueError("the score matrix's column offsets do not start at 0 and ascend")
+        if indices.size and (int(indices.min()) < 0 or int(indices.max()) >= num_docs):
+            raise ValueError(f"the score matrix names chunks outside 0..{num_docs - 1}")
         if vocab and max(vocab.values()) >= len(indptr) - 1 + 1:
             raise ValueError("the vocabulary names more terms than the matrix has columns")
+        # a NaN score never ranks: a search would return no hits and say nothing
+        for values in (data, nonoccurrence):
+            if values is not None and not all_finite(values):
+                raise ValueError("the score matrix holds scores that are not finite (NaN or infinity)")
         arrays = cls(data, indices, indptr, num_docs, vocab, params, nonoccurrence)
         arrays.source = str(path.parent)
         return arrays

@@ -47,7 +47,7 @@ from hoprag.index.embedders import Embedder, make_embedder
 from hoprag.index import staging
 from hoprag.index.tokenize import Tokenizer
 from hoprag.index.hybrid import HybridRetriever
-from hoprag.index.npy_map import load_npy
+from hoprag.index.npy_map import all_finite, load_npy
 from hoprag.index.manifest import FORMAT_VERSION, VECTORS, BuildStats, DenseInfo, IndexConfig, IndexManifest, _digest, config_hash, corpus_hash, peak_rss_mb
 from hoprag.ingest.chunking import chunk_document
 from hoprag.records import Document
@@ -100,6 +100,7 @@ class LoadedIndex:
         self.bm25 = bm25
         self.vectors = vectors
         self._dense: DenseRetriever | None = None
+        self._vectors_finite = False  # checked on first dense use: a full pass over the vectors
         self._graph: EntityGraph | None = None
 
     @property
@@ -127,6 +128,13 @@ class LoadedIndex:
                 f"{self.directory}: retrieval mode '{mode}' is not available in this index (valid: bm25); "
                 f"it was built without dense vectors. Fix: {DENSE_FIX}"
             )
+        if not self._vectors_finite:
+            # a NaN vector scores NaN against every query and never ranks: refused like a damaged file
+            # (40 ms for 100k x 384 floats, once per process, at first use rather than at every load)
+            if not all_finite(self.vectors):
+                raise IndexLoadError(f"{self.directory}: {info.file} holds vectors that are not finite (NaN or "
+                                     f"infinity): the file is damaged. Fix: {DENSE_FIX}")
+            self._vectors_finite = True
         backend = backend or ("hnsw" if info.ann is not None else "exact")
         if self._dense is not None and self._dense.min_score == min_score and self._dense.backend == backend:
             return self._dense
