@@ -5,7 +5,9 @@ report of 10,000 evaluated cases, whose bulk is rows of plain values. :func:`dum
 the containers itself and hands every container that holds only plain values (strings, numbers,
 booleans, ``None``) to the C encoder in one call, with the line break and indentation as its item
 separator. The output is the same because JSON text holds a raw line break only where indentation
-puts one (a line break inside a string is written ``\\n``).
+puts one (a line break inside a string is written ``\\n``). NaN and Infinity are refused
+(``ValueError``), as ``allow_nan=False`` refuses them: no other JSON tool reads them
+(:mod:`hoprag.finite_numbers`).
 """
 
 from __future__ import annotations
@@ -57,11 +59,11 @@ def _write(value: Any, level: int, indent: int, parts: list[str]) -> None:
             return
     # anything else (a plain value, an empty container, a tuple, other key types): the standard
     # encoder, its lines moved to this depth
-    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    text = json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False)
     parts.append(text.replace("\n", "\n" + " " * (indent * level)) if level else text)
 
 
 def _flat(value: dict[str, Any] | list[Any], inner: str, level: int, indent: int) -> str:
     """A non-empty container of plain values: one C-encoder call with the indentation as separator."""
-    text = json.dumps(value, ensure_ascii=False, separators=("," + inner, ": "))
+    text = json.dumps(value, ensure_ascii=False, separators=("," + inner, ": "), allow_nan=False)
     return text[0] + inner + text[1:-1] + "\n" + " " * (indent * level) + text[-1]

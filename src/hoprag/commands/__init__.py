@@ -32,6 +32,16 @@ ACL_LEVELS_OPT = typer.Option(
     "second level",
 )
 
+#: numpy's and Python's random generators take seeds from 0 to 2**32-1 (numpy refuses others with a traceback)
+SEED_MAX = 2**32 - 1
+
+
+def seed_option(default: int, help: str) -> Any:
+    """The ``--seed`` option of every command: a whole number from 0 to :data:`SEED_MAX`, held there by
+    the option itself (``tests/cli/test_cli_seeds.py`` fails a command whose ``--seed`` is not)."""
+    return typer.Option(default, "--seed", min=0, max=SEED_MAX, metavar="SEED", help=f"{help} (0 to {SEED_MAX:,})")
+
+
 EXECUTOR_OPT = typer.Option(
     "local",
     "--executor",

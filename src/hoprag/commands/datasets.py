@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from hoprag.commands import seed_option
 from hoprag.commands.evaluation import checked_cases, csv_list, write_json
 
 out = Console()
@@ -62,7 +63,7 @@ def register(app: typer.Typer) -> None:
         cases_file: Path = typer.Argument(...),
         by: str = typer.Option("source_family,entity,template", "--by", help="keys: source_family,entity,template,seed,question_type"),
         ratios: str = typer.Option("0.7,0.15,0.15", "--ratios"),
-        seed: int = typer.Option(7, "--seed"),
+        seed: int = seed_option(7, "seed of the partition shuffle"),
         out_dir: Path = typer.Option(..., "--out", help="directory for train/dev/test.jsonl and split.json"),
         seal: str = typer.Option("test", "--seal", help="partitions to seal with a content hash"),
         evidence_threshold: float = typer.Option(
@@ -142,7 +143,7 @@ def register(app: typer.Typer) -> None:
         corpus: Path = typer.Argument(...),
         out_file: Path = typer.Option(..., "--out"),
         max_cases: int = typer.Option(50, "--max", min=1),
-        seed: int = typer.Option(7, "--seed"),
+        seed: int = seed_option(7, "seed of the proposal order"),
         keep_flagged: bool = typer.Option(False, "--keep-flagged", help="keep proposals the audit flags (with warnings)"),
     ) -> None:
         """Propose audited 2-hop cases from entity links between documents (marked generated)."""

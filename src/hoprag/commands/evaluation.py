@@ -27,6 +27,7 @@ from hoprag.commands import (
     SCORING_WORKERS_OPT,
     WORKERS_OPT,
     caller_clearance,
+    seed_option,
 )
 from hoprag.gc_pause import collector_paused
 from hoprag.json_text import dumps_indented
@@ -216,7 +217,7 @@ def register(app: typer.Typer) -> None:
             None, "--cases", help="cases.jsonl (default: the cases.jsonl beside RUN_A, as `hoprag import` and the demo lay out)"
         ),
         cluster: str = typer.Option("path", "--cluster", help="path, template, source_family or case"),
-        seed: int = typer.Option(0, "--seed"),
+        seed: int = seed_option(0, "bootstrap seed"),
         resamples: int = typer.Option(2000, "--resamples", min=100, max=1_000_000),
         k: int = typer.Option(10, "--k", min=1, max=1_000),
         json_out: Optional[Path] = typer.Option(None, "--json"),

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from hoprag.cli_llm import API_KEY_OPT, BASE_URL_OPT, LLM_RETRIES_OPT, LLM_TIMEOUT_OPT, llm_settings
+from hoprag.commands import seed_option
 
 out = Console()
 err = Console(stderr=True)
@@ -49,7 +50,7 @@ def register(app: typer.Typer) -> None:
             help="wall-clock seconds the model may take on one example, retries included (0 = no budget)"),
         out_file: Optional[Path] = typer.Option(None, "--out", help="write the calibration record (JSON) here"),
         resamples: int = typer.Option(1000, "--resamples", min=1, help="bootstrap resamples for the kappa CI"),
-        seed: int = typer.Option(42, "--seed", help="bootstrap seed (and the model's request seed)"),
+        seed: int = seed_option(42, "bootstrap seed (and the model's request seed)"),
     ) -> None:
         """Grade adjudicated examples and report agreement with the humans (accuracy, kappa, CI)."""
         from hoprag.datasets.schema import load_cases

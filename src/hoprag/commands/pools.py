@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from hoprag.commands import ACL_LEVELS_OPT, CLEARANCE_OPT, caller_clearance
+from hoprag.commands import ACL_LEVELS_OPT, CLEARANCE_OPT, caller_clearance, seed_option
 
 out = Console()
 err = Console(stderr=True)
@@ -22,7 +22,7 @@ def register(app: typer.Typer) -> None:
         cases_file: Path = typer.Argument(..., help="cases.jsonl (only ids and questions are used)"),
         out_dir: Path = typer.Option(..., "--out", help="directory for the pool files"),
         depth: int = typer.Option(10, "--depth", min=1, max=1_000, help="documents taken from each system's ranking"),
-        seed: int = typer.Option(0, "--seed", help="seed of the shuffle labellers see"),
+        seed: int = seed_option(0, "seed of the shuffle labellers see"),
         clearance: Optional[str] = CLEARANCE_OPT,
         acl_levels: Optional[str] = ACL_LEVELS_OPT,
     ) -> None:

@@ -59,6 +59,8 @@ def paired_cluster_bootstrap(
         raise ValueError("resamples must be >= 1")
     if not 0.0 < confidence < 1.0:
         raise ValueError("confidence must be in (0, 1)")
+    if not 0 <= seed <= 2**32 - 1:  # the range of every --seed (hoprag.commands.seed_option); numpy refuses < 0
+        raise ConfigError(f"seed {seed} is outside 0..{2**32 - 1}. Fix: pass a seed from 0 to {2**32 - 1}")
     keep = [i for i in range(len(a)) if a[i] is not None and b[i] is not None]
     excluded = len(a) - len(keep)
     if not keep:
