@@ -6,8 +6,12 @@ latency, cost from a :class:`~hoprag.llm.pricing.PriceTable`, and JSON output ch
 schema with one repair round before :class:`~hoprag.llm.errors.LLMJSONError`.
 
 A caller may give ``complete`` a ``deadline`` (a ``time.monotonic()`` instant, e.g. the end of a
-question's model budget): each attempt's read timeout is cut to what is left of it, no backoff wait
-runs past it, and once it has passed no further attempt is made. A context-length error is never
+question's model budget). Each attempt runs inside one wall-clock bound of
+:mod:`hoprag.llm.deadline`: ``timeout`` seconds from its start, never past the deadline, enforced on
+every socket operation of the call (connect, each read, each write), so a server that trickles or
+stalls cannot stretch it; no backoff wait runs past the deadline, and once it has passed no further
+attempt is made. Subclasses cannot override ``complete`` or its attempt loop, so no backend skips
+the bound. A context-length error is never
 retried as is; the backend learns the context window from it (``context_window``) so callers can
 fit the next prompt (:meth:`LLM.prompt_tokens` estimates a prompt's size).
 """
@@ -19,7 +23,6 @@ import math
 import random
 import threading
 import time
-from contextvars import ContextVar
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -28,6 +31,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from hoprag.errors import ConfigError
+from hoprag.llm import deadline as call_deadline
 from hoprag.llm.errors import LLMBudgetError, LLMContextLengthError, LLMError, LLMJSONError, LLMRateLimitError
 from hoprag.llm.pricing import PriceTable
 from hoprag.llm.schemas import ResolvedSchema, SchemaLike, parse_json_reply, resolve_schema
@@ -41,10 +45,6 @@ DEFAULT_TIMEOUT = 60.0
 TOKENS_PER_CHAR = 0.3
 #: tokens a chat template adds around each message (role markers, separators)
 MESSAGE_OVERHEAD_TOKENS = 8
-
-# The read timeout of the attempt in progress on this thread (None: the backend's own timeout).
-_ATTEMPT_TIMEOUT: ContextVar[float | None] = ContextVar("hoprag_llm_attempt_timeout", default=None)
-
 
 @dataclass(frozen=True)
 class Message:
@@ -153,6 +153,14 @@ class LLM(ABC):
     name: str = "llm"
     context_window: int | None = None
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # every call must pass through the base's attempt loop, which holds the call's deadline
+        own = sorted(name for name in _SEALED if name in vars(cls))
+        if own:
+            raise TypeError(f"{cls.__name__} overrides {', '.join(own)}: a backend implements _complete only, so"
+                            " every call keeps the deadline of hoprag.llm.deadline")
+
     def __init__(
         self,
         model: str,
@@ -179,11 +187,10 @@ class LLM(ABC):
         return f"{self.name}:{self.model}"
 
     def attempt_timeout(self) -> float | None:
-        """The read timeout of the attempt in progress: ``timeout``, cut to what the caller's deadline leaves."""
-        cut = _ATTEMPT_TIMEOUT.get()
-        if cut is None:
-            return self.timeout
-        return cut if self.timeout is None else min(cut, self.timeout)
+        """The time limit of the attempt in progress: ``timeout``, cut to what the caller's deadline left
+        when it started (``timeout`` outside an attempt). :mod:`hoprag.llm.deadline` holds the attempt to it."""
+        allowed = call_deadline.allowed()
+        return self.timeout if allowed is None else max(allowed, 1e-3)
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text``; an estimate from its length unless the backend has the model's tokenizer."""
@@ -266,9 +273,11 @@ class LLM(ABC):
                     + (f"retry {attempt} could be made" if attempt else "the call could be made"),
                     model=self.model,
                 )
-            token = _ATTEMPT_TIMEOUT.set(left)
             try:
-                result = self._complete(msgs, max_tokens=max_tokens, temperature=temperature, json_schema=schema)
+                end = call_deadline.attempt_end(deadline, self.timeout)
+                limit = self.timeout if left is None or (self.timeout is not None and self.timeout <= left) else left
+                with call_deadline.bounded(end, limit):
+                    result = self._complete(msgs, max_tokens=max_tokens, temperature=temperature, json_schema=schema)
                 return result, attempt + 1
             except LLMContextLengthError as exc:
                 self._learn_context(exc, msgs)
@@ -283,8 +292,6 @@ class LLM(ABC):
                     raise  # the wait alone would spend what the deadline leaves
                 self._sleep(delay)
                 attempt += 1
-            finally:
-                _ATTEMPT_TIMEOUT.reset(token)
 
     def _learn_context(self, exc: LLMContextLengthError, msgs: Sequence[Message]) -> None:
         """Remember the window a context-length error names, and how many tokens our characters make."""
@@ -331,6 +338,10 @@ class LLM(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.spec!r})"
+
+
+#: the methods of the call path a backend may not replace (see LLM.__init_subclass__)
+_SEALED = ("complete", "_call")
 
 
 def _with_system(msgs: tuple[Message, ...], text: str) -> tuple[Message, ...]:

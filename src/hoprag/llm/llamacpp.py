@@ -1,7 +1,8 @@
 """A local GGUF model in-process through llama-cpp-python (``pip install 'hoprag[local]'``).
 
 JSON requests are grammar-constrained to the schema (llama.cpp's ``json_object`` + ``schema``).
-The timeout is checked before each generated token: a text request past it is ended at once (the
+The attempt's wall-clock bound (:mod:`hoprag.llm.deadline`: ``timeout``, never past the question's
+deadline) is checked before each generated token: a text request past it is ended at once (the
 next token is forced to end-of-generation) and raises LLMTimeoutError. A JSON request is generated
 as a stream (a logits processor would slow grammar-constrained sampling threefold) and abandoned at
 the first token past the timeout, raising LLMTimeoutError; its prompt tokens are then counted with
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from hoprag.errors import InputError
+from hoprag.llm import deadline as call_deadline
 from hoprag.llm.base import DEFAULT_TIMEOUT, Completion, LLM, Message
 from hoprag.llm.errors import LLMContextLengthError, LLMDependencyError, LLMError, LLMResponseError, LLMTimeoutError
 from hoprag.records import Usage
@@ -136,7 +138,9 @@ class LlamaCppLLM(LLM):
         deadline = None
         streamed = False
         if timeout is not None:  # waiting for the lock counts against the timeout too
-            deadline = _Deadline(time.monotonic() + timeout, self._llama.token_eos())
+            # the attempt's end as hoprag.llm.deadline holds it (the question's deadline included)
+            end = call_deadline.current_end() or time.monotonic() + timeout
+            deadline = _Deadline(end, self._llama.token_eos())
             if json_schema is None:
                 options["logits_processor"] = [deadline]
             else:  # a grammar-constrained reply is streamed, so it can be abandoned at the deadline

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,8 +21,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from hoprag.errors import ConfigError
+from hoprag.llm import deadline as call_deadline
 from hoprag.llm.base import Completion, LLM, Message
-from hoprag.llm.errors import LLMError
+from hoprag.llm.errors import LLMError, LLMTimeoutError
 from hoprag.llm.schemas import minimal_instance
 from hoprag.records import Usage
 
@@ -109,8 +109,9 @@ class OfflineLLM(LLM):
         temperature: float,
         json_schema: dict[str, Any] | None,
     ) -> Completion:
-        if self.delay:
-            time.sleep(self.delay)
+        if self.delay and not call_deadline.wait(self.delay):  # a slow model still ends by the call's bound
+            raise LLMTimeoutError(f"no reply before the call's deadline (simulated delay {self.delay:g} s)",
+                                  model=self.model, timeout=self.attempt_timeout())
         request = OfflineRequest(tuple(messages), json_schema, max_tokens, temperature)
         reply = self._respond(request)
         claimed = reply is not None

@@ -12,6 +12,8 @@ carrying a ``schema`` (llama-cpp-python's server constrains to it), then plain `
 the prompt alone; the backend remembers the level that worked. Every level also states the schema
 in the prompt, and the base class validates the reply either way.
 
+Every request goes through :func:`hoprag.llm.deadline.http_client`: the whole attempt, from connecting
+to the last byte of the body, ends by its wall-clock bound however the server trickles or stalls.
 Connecting has its own short timeout (``connect_timeout``, 2 s): a port nobody listens on, or a host
 that drops packets, fails in seconds and is not retried, while the read timeout (``timeout``) is
 the model's time to answer. A 400 whose body says the prompt exceeds the context (OpenAI, vLLM,
@@ -30,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from hoprag.errors import ConfigError
+from hoprag.llm import deadline as call_deadline
 from hoprag.llm.base import DEFAULT_TIMEOUT, Completion, LLM, Message
 from hoprag.llm.errors import (
     LLMContextLengthError,
@@ -148,7 +151,9 @@ class OpenAICompatLLM(LLM):
         headers = {"Content-Type": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        self._client: httpx.Client = self._httpx.Client(headers=headers, timeout=self._timeouts(timeout))
+        # every request keeps the attempt's wall-clock bound (hoprag.llm.deadline), not only a per-read timeout
+        self._client: httpx.Client = call_deadline.http_client(self.base_url, headers=headers,
+                                                               timeout=self._timeouts(timeout))
 
     @property
     def display_url(self) -> str:
@@ -222,7 +227,7 @@ class OpenAICompatLLM(LLM):
             ) from exc
         except httpx.TimeoutException as exc:
             raise LLMTimeoutError(
-                f"no complete answer from {url} within {_seconds(timeout)} s ({type(exc).__name__})",
+                f"no complete answer from {url} within {_seconds(timeout)} s ({type(exc).__name__}: {exc})",
                 model=self.model,
                 timeout=timeout,
             ) from exc

@@ -8,17 +8,16 @@ buffer is rejected and recorded, as the JSON synthesiser does). Any failure of t
 back to the wrapped synthesiser, recorded in ``failures`` so the trace's warnings say so.
 
 A stream ends by a wall-clock deadline: ``timeout`` seconds after it started, and never after the
-question's model budget (the scope every model call of the question draws on). A read timeout
-alone would not do: servers such as llama-cpp-python's send keep-alive comments while a request
-waits, so a stream stuck behind other work would outlive the request.
+question's model budget (the scope every model call of the question draws on), kept by
+:mod:`hoprag.llm.deadline` on every socket operation like any model call. A read timeout alone
+would not do: servers such as llama-cpp-python's send keep-alive comments while a request waits,
+so a stream stuck behind other work would outlive the request.
 """
 
 from __future__ import annotations
 
 import json
-import queue
 import re
-import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -56,61 +55,37 @@ class OpenAIStream:
         """The full text and token usage; every content delta goes to ``on_token`` as it arrives.
 
         The stream is abandoned with :class:`TimeoutError` at ``timeout`` seconds or at ``deadline``
-        (a :func:`time.monotonic` value), whichever comes first.
+        (a :func:`time.monotonic` value), whichever comes first: the request runs inside the same
+        wall-clock bound as every model call (:mod:`hoprag.llm.deadline`), so a server that stalls or
+        trickles keep-alive comments cannot hold it, and the connection is closed when it ends.
         """
-        started = time.monotonic()
-        end = started + self.timeout if deadline is None else min(started + self.timeout, deadline)
-        if end <= started:
-            raise TimeoutError("no time is left in the question's model budget")
-        lines: queue.Queue[tuple[str, Any]] = queue.Queue()
-        stop = threading.Event()
-        reader = threading.Thread(target=self._read, args=(messages, min(self.timeout, end - started), lines, stop),
-                                  daemon=True, name="hoprag-stream")
-        reader.start()
-        parts: list[str] = []
-        usage: dict[str, int] = {}
-        try:
-            while True:
-                left = end - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError(f"the stream from {self.url} did not finish within {end - started:.1f} s")
-                try:
-                    kind, item = lines.get(timeout=left)
-                except queue.Empty:
-                    continue
-                if kind == "error":
-                    raise item
-                if kind == "end":
-                    return "".join(parts), usage
-                chunk = item
-                if isinstance(chunk.get("usage"), dict):
-                    usage = {k: int(v) for k, v in chunk["usage"].items() if isinstance(v, int)}
-                for choice in chunk.get("choices") or ():
-                    piece = (choice.get("delta") or {}).get("content")
-                    if piece:
-                        parts.append(piece)
-                        on_token(piece)
-        finally:
-            stop.set()  # the reader closes the connection at its next line, which ends the server's work
-
-    def _read(self, messages: list[dict[str, str]], timeout: float, out: queue.Queue, stop: threading.Event) -> None:
-        """Read the server's events on a thread of their own (so the caller can keep its deadline)."""
         import httpx
 
+        from hoprag.llm import deadline as call_deadline
+
+        started = time.monotonic()
+        end = call_deadline.attempt_end(deadline, self.timeout, started)
+        if end is None or end <= started:
+            raise TimeoutError("no time is left in the question's model budget")
+        limit = (f"the question's model budget ({end - started:.1f} s left)"
+                 if deadline is not None and deadline < started + self.timeout else f"{self.timeout:g} s")
         headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         body = {"model": self.model, "messages": messages, "stream": True, "temperature": 0.0,
                 "max_tokens": self.max_tokens, "stream_options": {"include_usage": True}}
+        parts: list[str] = []
+        usage: dict[str, int] = {}
         try:
-            with httpx.stream("POST", self.url, json=body, headers=headers,
-                              timeout=httpx.Timeout(timeout, connect=min(timeout, 3.0))) as response:
+            with call_deadline.bounded(end), call_deadline.http_client(
+                self.url, headers=headers, timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 3.0))
+            ) as client, client.stream("POST", self.url, json=body) as response:
                 if response.status_code >= 400:
                     response.read()
                     raise RuntimeError(f"{self.url} answered HTTP {response.status_code}: {response.text[:200]}")
                 for line in response.iter_lines():
-                    if stop.is_set():
-                        return
+                    if time.monotonic() > end:  # lines already buffered are not read past the bound either
+                        raise httpx.ReadTimeout("the stream's deadline passed")
                     if not line.startswith("data:"):
                         continue
                     data = line[5:].strip()
@@ -120,11 +95,19 @@ class OpenAIStream:
                         chunk = json.loads(data)
                     except ValueError:
                         continue
-                    if isinstance(chunk, dict):
-                        out.put(("chunk", chunk))
-            out.put(("end", None))
-        except Exception as exc:  # noqa: BLE001 - handed to the caller, which falls back
-            out.put(("error", exc))
+                    if not isinstance(chunk, dict):
+                        continue
+                    if isinstance(chunk.get("usage"), dict):
+                        usage = {k: int(v) for k, v in chunk["usage"].items() if isinstance(v, int)}
+                    for choice in chunk.get("choices") or ():
+                        piece = (choice.get("delta") or {}).get("content")
+                        if piece:
+                            parts.append(piece)
+                            on_token(piece)
+        except httpx.TimeoutException as exc:
+            raise TimeoutError(f"the stream from {self.url} did not finish within {limit}"
+                               f" (ended after {time.monotonic() - started:.1f} s)") from exc
+        return "".join(parts), usage
 
 
 def _prompt(question: str, evidence: Sequence[Evidence], width: int = 600) -> list[dict[str, str]]:
