@@ -21,7 +21,7 @@ import pytest
 from hoprag.cli import main
 from hoprag.llm import deadline as call_deadline
 from hoprag.llm.base import LLM, RetryPolicy
-from hoprag.llm.errors import LLMTimeoutError, LLMUnavailableError
+from hoprag.llm.errors import LLMResponseError, LLMTimeoutError, LLMUnavailableError
 from hoprag.llm.openai_compat import OpenAICompatLLM
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -55,7 +55,8 @@ class FaultyServer:
 
     ``trickle``: the whole response (status line and headers included) one byte every 0.5 s;
     ``silent``: reads the request, never answers; ``stall``: sends headers naming a body, then nothing;
-    ``sse``: a chunked event stream, one token event every 0.5 s, never finished.
+    ``sse``: a chunked event stream, one token event every 0.5 s, never finished; ``flood``: a 4 GB body
+    sent as fast as the client reads.
     ``closed_after`` holds, per connection, the seconds from its request to the client closing it.
     """
 
@@ -123,6 +124,11 @@ class FaultyServer:
                         break
             elif self.mode == "stall":
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{")
+            elif self.mode == "flood":
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 4000000000\r\n\r\n")
+                block = b" " * 65536
+                while self._live():
+                    conn.sendall(block)
             elif self.mode == "sse":
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
                 while self._live():
@@ -174,6 +180,17 @@ def test_a_call_ends_by_its_deadline_and_closes_the_connection(mode: str) -> Non
         assert server.closed_after and server.closed_after[0] < 1.5 + SLACK  # the request was cancelled
     extra = [t.name for t in threading.enumerate() if t.ident not in threads and not t.name.startswith("faulty")]
     assert extra == []  # nothing left running
+
+
+@pytest.mark.integration
+def test_a_flood_is_refused_before_it_fills_memory() -> None:
+    with FaultyServer("flood") as server:
+        llm = OpenAICompatLLM("m", base_url=server.url, timeout=30.0, retry=RetryPolicy(max_retries=3))
+        started = time.monotonic()
+        with pytest.raises(LLMResponseError, match="sent more than 32 MiB"):
+            llm.complete("q", deadline=started + 5)
+        assert time.monotonic() - started < 5 + SLACK and server.connections == 1
+        llm.close()
 
 
 @pytest.mark.integration

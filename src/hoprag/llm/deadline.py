@@ -12,7 +12,8 @@ deadline is enforced where the waiting happens, on every socket operation:
   backend, the service's answer stream). Its transport cuts each connect, TLS handshake, pool wait,
   read and write to what the bound leaves, and fails the operation once nothing is left, so the
   request is abandoned and its connection closed (the server sees the client go) within one socket
-  operation of the deadline. Nothing runs on another thread.
+  operation of the deadline. Nothing runs on another thread. A body past :data:`MAX_BODY_BYTES` is
+  refused as it arrives.
 * In-process backends ask :func:`remaining` (llama.cpp checks it before each generated token) or
   wait with :func:`wait`.
 
@@ -29,9 +30,15 @@ from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlsplit
 
+from hoprag.llm.errors import LLMResponseError
+
 # The innermost model-call bound on this thread, if any: its end (a time.monotonic() instant) and
 # the seconds it allowed from its start (what messages quote as the call's time limit).
 _BOUND: ContextVar[tuple[float, float] | None] = ContextVar("hoprag_model_call_bound", default=None)
+
+#: the most a model reply may hold: a chat completion is kilobytes, and a server that floods the
+#: connection must not fill memory while the deadline runs
+MAX_BODY_BYTES = 32 * 2**20
 
 #: what a socket operation is given when the bound leaves less (a zero or negative timeout would
 #: mean "non-blocking" or fail outright)
@@ -197,8 +204,15 @@ def _transport_class() -> type:
             self._request = request
 
         def __iter__(self) -> Iterator[bytes]:
+            seen = 0
             with as_httpx(self._request):
-                yield from self._parts
+                for part in self._parts:
+                    seen += len(part)
+                    if seen > MAX_BODY_BYTES:
+                        raise LLMResponseError(
+                            f"{self._request.url} sent more than {MAX_BODY_BYTES // 2**20} MiB, far more than a"
+                            " chat completion", fix="check that the base URL points at an OpenAI-compatible API")
+                    yield part
 
         def close(self) -> None:
             closer = getattr(self._parts, "close", None)
