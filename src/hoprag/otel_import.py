@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from hoprag.errors import InputError
+from hoprag.finite_numbers import NumberError, refusal
+from hoprag.finite_numbers import loads as finite_loads  # json.loads under the number rule
 from hoprag.files import read_text
 from hoprag.jsonl import iter_jsonl_dicts, parse_json
 from hoprag.records import Answer, Evidence, Hit, HopStep, Trace, Usage
@@ -78,7 +80,9 @@ def read_otlp_spans(path: str | Path) -> list[OtelSpan]:
     path = Path(path)
     text = read_text(path, WHAT)
     try:
-        records: Iterable[tuple[int, Any]] = [(1, json.loads(text))]
+        records: Iterable[tuple[int, Any]] = [(1, finite_loads(text))]
+    except NumberError:  # one document holding NaN or 1e400 (hoprag.finite_numbers)
+        raise refusal(text, source=str(path)) from None
     except (ValueError, RecursionError):  # not one document: one export request per line
         records = iter_jsonl_dicts(text.splitlines(), source=str(path))
     else:

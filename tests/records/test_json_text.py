@@ -1,4 +1,4 @@
-"""dumps_indented writes exactly what json.dumps(indent=..., ensure_ascii=False) writes."""
+"""dumps_indented writes exactly what json.dumps(indent=..., ensure_ascii=False, allow_nan=False) writes."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from hoprag.json_text import dumps_indented
 
 pytestmark = pytest.mark.unit
 
-LEAVES = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True)
+LEAVES = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
           | st.text() | st.sampled_from(["line\nbreak", "é ü", "\ud83d\ude00", '"quoted"', "\\", "\x00"]))
-ODD_KEYS = st.text(max_size=3) | st.integers() | st.floats() | st.booleans() | st.none()
+ODD_KEYS = st.text(max_size=3) | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.booleans() | st.none()
 VALUES = st.recursive(
     LEAVES,
     lambda inner: (st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4)
@@ -32,9 +32,18 @@ def test_the_same_text_as_the_standard_encoder(value, indent) -> None:
 def test_an_evaluation_report_shape() -> None:
     rows = [{"case_id": f"c{i}", "chain_coverage@2": i / 3, "failure": None, "passed": bool(i % 2), "n": i}
             for i in range(5)]
-    payload = {"aggregate": {"cases": 5, "x": float("nan")}, "cases": rows, "groups": {"t": {"a": {}}},
+    payload = {"aggregate": {"cases": 5, "x": None}, "cases": rows, "groups": {"t": {"a": {}}},
                "exclusions": [], "config": {"ks": [2, 5], "judge": {"model_id": "m"}, "hash": "h"}}
     assert dumps_indented(payload) == json.dumps(payload, indent=2, ensure_ascii=False)
+
+
+def test_nan_and_infinity_are_never_written() -> None:
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        for value in ({"a": [1, bad]}, {"a": {"b": bad}}, [bad], bad):
+            with pytest.raises(ValueError):
+                dumps_indented(value)
+            with pytest.raises(ValueError):
+                json.dumps(value, indent=2, allow_nan=False)
 
 
 def test_values_the_encoder_refuses_are_refused_the_same_way() -> None:
