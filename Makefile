@@ -3,7 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_OUT ?= demo-output
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,5 +30,8 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python bench/eval.py
 	$(BIN)/python bench/scale.py
 
+docs: $(VENV)/.installed-dev
+	$(BIN)/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache
+	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache site
