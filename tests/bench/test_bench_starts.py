@@ -2,7 +2,7 @@
 
 Only that it runs: each bench is a subprocess with its smallest arguments, which must exit 0 and
 leave its figures (JSON on stdout or in a file, or the table it prints). A new bench needs a row in
-RUNS; the figures themselves are measured by running the benches at their real sizes (README).
+RUNS; the figures themselves are measured by running the benches at their real sizes (docs/benchmarks.md).
 """
 
 from __future__ import annotations

@@ -124,7 +124,7 @@ def check_record(data: dict[str, Any], *, source: str | None = None, line: int |
     where = {"source": source, "line": line}
     repaired, problems = _raw_structure(data, where)
     cid = str(data.get("case_id") or f"<line {line}>")
-    fix = "see the case schema in the README (Evidence-chain cases)"
+    fix = "see the case format in docs/evaluation.md (Evidence-chain cases)"
     for _ in range(len(repaired.get("facts") or {}) + 1):
         try:
             return Case.model_validate(repaired), problems

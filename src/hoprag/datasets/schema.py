@@ -243,7 +243,7 @@ def case_from_dict(data: dict[str, Any], *, source: str = "<input>", line: int |
         case_id = data.get("case_id") if isinstance(data, dict) else None
         what = f"case {quote(case_id, 80)}" if case_id else "case"
         raise validation_error(exc, what=what, source=source, line=line,
-                               fix="see the case schema in the README (Evidence-chain cases)") from None
+                               fix="see the case format in docs/evaluation.md (Evidence-chain cases)") from None
 
 
 def load_cases(path: str | Path, *, allow_empty: bool = False) -> list[Case]:

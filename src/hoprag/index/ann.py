@@ -10,7 +10,7 @@
     ``vectors.npy`` and memory-mapped at load.
 ``auto`` (default)
     ``hnsw`` from :data:`AUTO_MIN_CHUNKS` chunks up, ``exact`` below: under that size the exact
-    product takes a few milliseconds, less than the graph costs to build (see the README's figures).
+    product takes a few milliseconds, less than the graph costs to build (see docs/benchmarks.md).
 
 Filters, exclusions and the caller's clearance are applied *inside* the graph search (a bitmap of
 the allowed chunks, ``faiss.IDSelectorBitmap``), so the top ``k`` are chosen among allowed chunks

@@ -75,7 +75,7 @@ def new_run_id(engine: str) -> str:
 
 
 LOCK_FIX = "wait for that run to finish, or pass another --out"
-#: the exit code of a run that wrote error traces (documented in ``hoprag run --help`` and the README)
+#: the exit code of a run that wrote error traces (documented in ``hoprag run --help`` and docs/troubleshooting.md)
 EXIT_QUESTIONS_FAILED = 3
 
 
