@@ -13,9 +13,10 @@ puts one (a line break inside a string is written ``\\n``). NaN and Infinity are
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
-__all__ = ["dumps_indented"]
+__all__ = ["dumps_indented", "dumps_printed"]
 
 _PLAIN = frozenset({str, int, float, bool, type(None)})
 _KEY = json.encoder.encode_basestring  # type: ignore[attr-defined]  # a str key as ensure_ascii=False writes it
@@ -67,3 +68,21 @@ def _flat(value: dict[str, Any] | list[Any], inner: str, level: int, indent: int
     """A non-empty container of plain values: one C-encoder call with the indentation as separator."""
     text = json.dumps(value, ensure_ascii=False, separators=("," + inner, ": "), allow_nan=False)
     return text[0] + inner + text[1:-1] + "\n" + " " * (indent * level) + text[-1]
+
+
+def dumps_printed(value: Any) -> str:
+    """JSON a command prints: indented, a value that was not measured (NaN, infinite) as ``null``,
+    anything else JSON cannot hold (a datetime, a path) as its text. Never ``NaN``: no other tool reads it."""
+    return dumps_indented(_printable(value))
+
+
+def _printable(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _printable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_printable(v) for v in value]
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    return str(value)

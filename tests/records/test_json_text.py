@@ -51,3 +51,15 @@ def test_values_the_encoder_refuses_are_refused_the_same_way() -> None:
         dumps_indented({"a": [1, object()]})
     with pytest.raises(TypeError):
         json.dumps({"a": [1, object()]}, indent=2)
+
+
+def test_printed_json_has_null_for_values_not_measured_and_text_for_other_types():
+    import datetime
+    import json as _json
+    import math
+
+    from hoprag.json_text import dumps_printed
+
+    text = dumps_printed({"nDCG@10": math.nan, "rise": [1.5, math.inf], "at": datetime.date(2026, 1, 2)})
+    assert "NaN" not in text and "Infinity" not in text
+    assert _json.loads(text) == {"nDCG@10": None, "rise": [1.5, None], "at": "2026-01-02"}

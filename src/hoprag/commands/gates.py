@@ -85,7 +85,9 @@ def register(app: typer.Typer) -> None:
             report = evaluate_gate(run, run_store.metrics(run), rules, base.metrics if base else None,
                                    base.info.run_id if base else None)
         if as_json:
-            print(json.dumps(report.to_json(), indent=2, default=str))
+            from hoprag.json_text import dumps_printed
+
+            print(dumps_printed(report.to_json()))
         else:
             out.print(gate_table(report))
             verdict = "[red]BLOCKED[/]" if report.blocked else "[green]passed[/]"
@@ -110,8 +112,10 @@ def register(app: typer.Typer) -> None:
         with RunStore(store) as run_store:
             rows = diff_runs(run_store, run_a, run_b)
         if as_json:
-            print(json.dumps([{"stage": r.stage, "metric": r.metric, "a": r.a, "b": r.b, "delta": r.delta}
-                              for r in rows], indent=2))
+            from hoprag.json_text import dumps_printed
+
+            print(dumps_printed([{"stage": r.stage, "metric": r.metric, "a": r.a, "b": r.b, "delta": r.delta}
+                                 for r in rows]))
             return
         out.print(diff_table(rows, run_a, run_b))
 
@@ -126,7 +130,7 @@ def register(app: typer.Typer) -> None:
         include_missing: bool = typer.Option(False, "--include-missing", help="score qrels queries absent from the run as 0 (trec_eval -c)"),
     ) -> None:
         """Retrieval measures straight from TREC qrels and run files (values equal trec_eval's)."""
-        from hoprag.gates.checks.retrieval import retrieval_measures
+        from hoprag.evaluation.measures.documents import retrieval_measures
         from hoprag.trec import read_qrels, read_run
 
         result = retrieval_measures(read_qrels(qrels), read_run(run), measures, include_missing=include_missing)

@@ -65,8 +65,9 @@ def register(app: typer.Typer) -> None:
             counts = run_store.metric_counts()
             where = run_store.display_url
         if as_json:
-            print(json.dumps([{**r.to_dict(), "metrics": counts.get(r.run_id, 0)} for r in runs], indent=2,
-                             ensure_ascii=False, default=str))
+            from hoprag.json_text import dumps_printed
+
+            print(dumps_printed([{**r.to_dict(), "metrics": counts.get(r.run_id, 0)} for r in runs]))
             return
         if not runs:
             out.print(f"no {status + ' ' if status else ''}runs in {where}")

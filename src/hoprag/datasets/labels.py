@@ -37,7 +37,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from hoprag.datasets.label_report import ERROR_KINDS, SPAN_MATCHES, WARNING_KINDS, LabelProblem, LabelReport
-from hoprag.datasets.schema import Case, case_from_json_line, find_cycle
+from hoprag.datasets.schema import Case, case_from_json_line, cycle_text, find_cycle
 from hoprag.errors import ConfigError
 from hoprag.gc_pause import collector_paused
 from hoprag.jsonl import read_jsonl_dicts
@@ -226,7 +226,7 @@ def _graph_problems(case: Case) -> list[LabelProblem]:
     if not any(p.kind == "undefined_fact" for p in problems):
         cycle = find_cycle(case)
         if cycle:
-            problems.append(LabelProblem(case.case_id, "dependency_cycle", f"dependency edges form a cycle {' -> '.join(cycle)}",
+            problems.append(LabelProblem(case.case_id, "dependency_cycle", f"dependency edges form a cycle {cycle_text(cycle)}",
                                          "dependency edges must point from a fact to one found later; remove the back edge",
                                          fact_id=cycle[0], field="edges"))
     return problems

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -184,6 +184,14 @@ class Case(_Model):
 
     def to_json(self) -> str:
         return json.dumps(self.model_dump(by_alias=True, exclude_none=False), ensure_ascii=False)
+
+
+def cycle_text(cycle: Sequence[str], *, shown: int = 6) -> str:
+    """A cycle for a message: ``a -> b -> c -> a``, or its ends around ``… (N facts) …`` when it is long."""
+    if len(cycle) <= shown:
+        return " -> ".join(cycle)
+    head, tail = cycle[: shown - 2], cycle[-2:]
+    return " -> ".join(head) + f" -> … ({len(cycle) - shown} more facts) … -> " + " -> ".join(tail)
 
 
 def find_cycle(case: Case) -> list[str] | None:

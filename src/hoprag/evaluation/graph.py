@@ -20,7 +20,7 @@ import math
 from collections.abc import Iterable, Sequence
 from operator import attrgetter
 
-from hoprag.datasets.schema import Case, find_cycle
+from hoprag.datasets.schema import Case, cycle_text, find_cycle
 from hoprag.errors import InputError
 from hoprag.evaluation.matching import (
     MISSING_SOURCE_PREFIX,
@@ -62,7 +62,7 @@ def check_case(case: Case, *, source: str | None = None, line: int | None = None
     cycle = find_cycle(case)
     if cycle:
         raise InputError(
-            f"case {case.case_id!r}: dependency edges form a cycle {' -> '.join(cycle)}",
+            f"case {case.case_id!r}: dependency edges form a cycle {cycle_text(cycle)}",
             source=source,
             line=line,
             field="edges",
