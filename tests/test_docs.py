@@ -96,3 +96,14 @@ def test_the_manual_builds_with_strict(tmp_path: Path) -> None:
     pages = {p.stem for p in (ROOT / "docs").glob("*.md")}
     built = {p.parent.name if p.parent != site else "index" for p in site.rglob("index.html")}
     assert pages <= built, f"pages missing from the built site: {sorted(pages - built)}"
+
+
+def test_every_module_the_concept_table_names_exists() -> None:
+    """docs/contributing.md maps each concept to its file; a file moved or renamed must move there too."""
+    text = (ROOT / "docs" / "contributing.md").read_text(encoding="utf-8")
+    named = [name for row in re.findall(r"^\|[^|\n]+\|([^\n]+)\|\s*$", text, re.MULTILINE)
+             for name in re.findall(r"`([\w./]+(?:\.py|/))`", row)]
+    assert len(named) > 100, "the concept table of docs/contributing.md was not found"
+    missing = sorted({name for name in named if not (ROOT / "src" / "hoprag" / name).exists()})
+    assert not missing, ("docs/contributing.md names files that are not under src/hoprag/: "
+                         + ", ".join(missing) + "; point each concept at the module that holds it now")
