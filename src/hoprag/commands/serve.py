@@ -67,6 +67,9 @@ def register(app: typer.Typer) -> None:
             import uvicorn
         except ImportError:
             raise ConfigError("hoprag serve needs FastAPI and uvicorn. Fix: pip install 'hoprag[serve]'") from None
+        from hoprag.service.address import check_listen_address
+
+        check_listen_address(host, port)  # before the index is loaded and "serving on" is said
         from hoprag.service.app import ServiceConfig, create_app
 
         options = {"timeout": llm_timeout}
@@ -83,6 +86,6 @@ def register(app: typer.Typer) -> None:
                       f"'{state.config.clearance}' clearance of callers without a token"
                       + (" (documents without an acl class count as "
                          f"'{state.policy.unlabelled}'; --unlabelled public shows them)" if state.policy.unlabelled != "public" else ""))
-        err.print(f"hoprag serving {state.index.directory} on http://{host}:{port}/ · feedback → run {state.store.feedback_run} "
+        err.print(f"hoprag serving {state.index.location} on http://{host}:{port}/ · feedback → run {state.store.feedback_run} "
                   f"· store {state.store.store.display_url}")
         uvicorn.run(application, host=host, port=port, access_log=False, log_level="warning")
