@@ -1,4 +1,6 @@
-"""The model flags every answering command shares (``ask``, ``run``, ``ablate``), defined once.
+"""The model flags every answering command shares (``ask``, ``run``, ``ablate``, ``serve``), defined once.
+
+They are part of the engine option group of :mod:`hoprag.cli_engine`.
 
 ``llm_settings`` turns them into one :class:`~hoprag.llm.settings.LLMSettings` and refuses a flag
 the chosen backends cannot use (``--base-url``/``--api-key`` without an ``openai:`` model,
@@ -27,6 +29,7 @@ LLM_OPT = typer.Option(
 )
 PLANNER_OPT = typer.Option(None, "--planner-llm", help="backend for planning (default: --llm)")
 SYNTH_OPT = typer.Option(None, "--synth-llm", help="backend for synthesis (default: --llm)")
+JUDGE_OPT = typer.Option(None, "--judge-llm", help="backend for the sufficiency judge (default: --llm)")
 BASE_URL_OPT = typer.Option(
     None, "--base-url", envvar="HOPRAG_BASE_URL", help="OpenAI-compatible server URL (openai:MODEL only)"
 )
@@ -100,8 +103,10 @@ def llm_settings(
     n_ctx: int | None = None,
     llm_budget: float = DEFAULT_BUDGET,
     strict_llm: bool = False,
+    base: LLMSettings | None = None,
 ) -> LLMSettings:
-    """The settings the flags ask for; a flag no given backend can use is a ConfigError naming it."""
+    """The settings the flags ask for over ``base`` (an engine config's, else the defaults); a flag no
+    given backend can use is a ConfigError naming it."""
     from hoprag.errors import ConfigError
     from hoprag.llm.settings import LLMSettings
 
@@ -126,12 +131,14 @@ def llm_settings(
     if typed and not models:
         flags = ", ".join(_FLAG_OF[name] for name in typed)
         raise ConfigError(f"{flags} would be ignored: no role uses a model ({shown}); drop it, or pass --llm MODEL")
-    return LLMSettings(
-        base_url=base_url if "openai" in kinds else None,
-        api_key=api_key if "openai" in kinds else None,
-        timeout=llm_timeout,
-        retries=llm_retries,
-        n_ctx=n_ctx if "llamacpp" in kinds else None,
-        budget=llm_budget,
-        strict=strict_llm,
-    )
+    chosen = {
+        "base_url": base_url if "openai" in kinds else None,
+        "api_key": api_key if "openai" in kinds else None,
+        "timeout": llm_timeout,
+        "retries": llm_retries,
+        "n_ctx": n_ctx if "llamacpp" in kinds else None,
+        "budget": llm_budget,
+        "strict": strict_llm,
+    }
+    # what the flags do not set (connect timeout, circuit breaker) is the engine config's
+    return LLMSettings(**{**(base.model_dump() if base is not None else {}), **chosen})
