@@ -12,7 +12,7 @@ from rich.console import Console
 
 from hoprag.errors import HopragError
 
-__all__ = ["DEBUG_ENV", "run_app"]
+__all__ = ["DEBUG_ENV", "RESUMING", "interrupted_message", "run_app"]
 
 err = Console(stderr=True)
 
@@ -53,9 +53,11 @@ def _debug_requested(argv: list[str]) -> tuple[bool, list[str]]:
     return debug or env in ("1", "true", "yes", "on"), argv
 
 
-def _command_name(argv: list[str]) -> str:
+def _command_name(argv: list[str], app: typer.Typer | None = None) -> str:
+    """``hoprag run`` or, for a command of a group, ``hoprag feedback import``."""
+    groups = {g.name for g in app.registered_groups} if app is not None else {"feedback", "runs", "judge"}
     words = [a for a in argv if not a.startswith("-")][:2]
-    if len(words) == 2 and words[0] not in ("feedback", "runs"):
+    if len(words) == 2 and words[0] not in groups:
         words = words[:1]
     return "hoprag " + " ".join(words) if words else "hoprag"
 
@@ -91,7 +93,18 @@ def _exit_types() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseExcep
     return tuple(exits), tuple(aborts)
 
 
-INTERRUPTED = "interrupted; what was written so far is kept (`hoprag run` resumes where it stopped)"
+#: commands that pick up where an interrupted run of theirs stopped, and what they keep
+RESUMING = {"hoprag run": "the traces written so far are kept in --out"}
+
+
+def interrupted_message(command: str) -> str:
+    """What Ctrl-C inside ``command`` (``"hoprag eval"``) leaves, and a resume promised only where it holds."""
+    if command in RESUMING:
+        return (f"`{command}` interrupted; {RESUMING[command]}. "
+                "Fix: run the same command again: it resumes where it stopped")
+    return (f"`{command}` interrupted before it finished. "
+            "Fix: run the same command again; it starts over (it does not resume)")
+
 
 
 def _fail(message: str, code: int) -> None:
@@ -127,6 +140,30 @@ def _plain_usage(exc: BaseException) -> None:
         exc.message = f"{found[0].wrong}. Fix: {found[0].fix}"  # type: ignore[attr-defined]
 
 
+def _options_of(app: typer.Typer, command: str) -> set[str]:
+    """The option names (``--out``) of ``command`` (``"hoprag feedback import"``); empty when unknown."""
+    try:
+        from typer.main import get_command
+
+        found = get_command(app)
+        for word in command.split()[1:]:
+            found = found.commands[word]  # type: ignore[attr-defined]
+        return {opt for param in found.params for opt in getattr(param, "opts", ())}
+    except Exception:  # only a message depends on it: never let it hide the error being reported
+        return set()
+
+
+def _disk_full_line(exc: BaseException, app: typer.Typer, args: list[str]) -> str | None:
+    """The one message for a full disk anywhere in ``exc``'s chain (:mod:`hoprag.disk_full`), else None."""
+    from hoprag.disk_full import disk_full, disk_full_message
+
+    if disk_full(exc) is None:
+        return None
+    options = _options_of(app, _command_name(args, app))
+    flag = next((f for f in ("--out", "--store") if f in options), None)
+    return disk_full_message(exc, out_flag=flag)
+
+
 def run_app(app: typer.Typer, argv: list[str] | None = None) -> None:
     """Run ``app`` on ``argv`` (default: the process's arguments) inside the CLI's one error boundary.
 
@@ -143,13 +180,16 @@ def run_app(app: typer.Typer, argv: list[str] | None = None) -> None:
     except HopragError as exc:
         if debug:
             raise
+        full = _disk_full_line(exc, app, args)
+        if full:
+            _fail(full, 2)
         _fail(str(exc), int(getattr(exc, "exit_code", 2)))
     except exits as exc:
         raise SystemExit(getattr(exc, "exit_code", 0)) from None
     except aborts:
         _fail("aborted", 1)
     except KeyboardInterrupt:
-        _fail(INTERRUPTED, 130)
+        _fail(interrupted_message(_command_name(args, app)), 130)
     except BrokenPipeError:
         # the reader of our output went away (e.g. `| head`): nothing left to tell anyone
         sys.stderr.close()
@@ -161,6 +201,9 @@ def run_app(app: typer.Typer, argv: list[str] | None = None) -> None:
     except Exception as exc:
         if debug:
             raise
+        full = _disk_full_line(exc, app, args)
+        if full:
+            _fail(full, 2)
         if type(exc).__name__ == "ValidationError" and type(exc).__module__.startswith("pydantic"):
             _fail(_validation_message(exc), 2)
         if isinstance(exc, (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)):
@@ -171,11 +214,11 @@ def run_app(app: typer.Typer, argv: list[str] | None = None) -> None:
             _fail(f"{exc.strerror or exc}{where}. Fix: check the disk, the path and its permissions", 2)
         detail = " ".join(str(exc).split())[:300]
         _fail(
-            f"`{_command_name(args)}` failed unexpectedly ({type(exc).__name__}: {detail}). "
+            f"`{_command_name(args, app)}` failed unexpectedly ({type(exc).__name__}: {detail}). "
             f"Re-run with --debug (or {DEBUG_ENV}=1) to see the traceback, and report it",
             1,
         )
     if code == 130:  # typer turns Ctrl-C inside a command into this return code, silently
-        _fail(INTERRUPTED, 130)
+        _fail(interrupted_message(_command_name(args, app)), 130)
     if isinstance(code, int) and code:
         raise SystemExit(code)
