@@ -16,7 +16,8 @@ from hoprag.datasets.importers import import_dataset, write_import
 from hoprag.datasets.schema import dataset_version, load_cases
 from hoprag.errors import InputError
 from hoprag.evaluation.runner import evaluate, read_traces
-from hoprag.index.store import IndexConfig, build_index, load_index
+from hoprag.index.open import open_index
+from hoprag.index.store import IndexConfig, build_index
 from hoprag.io.kinds import JSON_DOCUMENT, MARKDOWN_REPORT
 from hoprag.io.outputs import write_text
 from hoprag.ingest.loaders import load_documents
@@ -127,7 +128,7 @@ def run_demo(
         documents = load_documents(corpus_path)
         with staged_progress(f"{name}: index", quiet=quiet) as progress:
             manifest = build_index(documents, work / "index", IndexConfig(dense=dense, embedder=embedder), progress=progress)
-        index = load_index(work / "index")
+        index = open_index(work / "index")
         cases = load_cases(cases_path)
         questions = questions_from_cases(cases)
         entry: dict[str, Any] = {

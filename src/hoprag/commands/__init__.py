@@ -61,7 +61,7 @@ SCORING_WORKERS_OPT = typer.Option(
 
 
 def caller_clearance(clearance: str | None, acl_levels: str | None, index: Any) -> Clearance | None:
-    """The clearance ``--clearance``/``--acl-levels`` (else the environment) ask for over the loaded
+    """The clearance ``--clearance``/``--acl-levels`` (else the environment) ask for over the opened
     ``index`` (``None``: unrestricted); :func:`hoprag.security.clearance.caller_clearance` decides."""
     from hoprag.security import clearance as resolver  # looked up per call: one resolver, tests can watch it
 

@@ -164,7 +164,7 @@ def register(app: typer.Typer) -> None:
     @app.command("ablate")
     def ablate_cmd(
         ctx: typer.Context,
-        index_dir: Path = typer.Argument(...),
+        index_dir: str = typer.Argument(..., help="index directory, or a postgresql://…?index=NAME URL"),
         cases_file: Path = typer.Argument(...),
         out_dir: Path = typer.Option(..., "--out"),
         k: int = typer.Option(10, "--k", min=1, max=1_000),
@@ -187,7 +187,7 @@ def register(app: typer.Typer) -> None:
         """Single vs iterative, planner vs fixed template, ordering on/off, oracle-hop, oracle-evidence, minimal evidence."""
         from hoprag.evaluation.ablations import AblationRecipe, run_ablations
         from hoprag.executors import parse_executor
-        from hoprag.index.store import load_index
+        from hoprag.index.open import index_location, open_index
 
         pool = parse_executor(executor, workers=workers)
 
@@ -199,10 +199,10 @@ def register(app: typer.Typer) -> None:
             from hoprag.pipeline.llm_roles import LLMPlanner
 
             planner = LLMPlanner(backend, guard=settings.guard())
-        index = load_index(index_dir)
+        index = open_index(index_dir)
         cleared = caller_clearance(clearance, acl_levels, index)
-        # a Ray worker builds the same engines over the same index directory (AblationRecipe)
-        setup = (AblationRecipe(str(index_dir.resolve()), planner_llm=planner_llm, llm_settings=settings, clearance=cleared)
+        # a Ray worker builds the same engines over the same index (AblationRecipe)
+        setup = (AblationRecipe(index_location(index_dir), planner_llm=planner_llm, llm_settings=settings, clearance=cleared)
                  if pool.name == "ray" else None)
         run_ablations(index, checked_cases(cases_file), out_dir, k=k, oracle_mode=oracle_mode, planner=planner,
                       clearance=cleared, executor=pool, setup=setup)

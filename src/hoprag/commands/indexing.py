@@ -94,7 +94,7 @@ def register(app: typer.Typer) -> None:
         if graph_ann is not None:
             vectors += (f" searched through an HNSW graph (recall@10 {graph_ann.recall_at_10:.3f} vs exact on "
                         f"{graph_ann.recall_queries} chunk vectors, {graph_ann.build_s:.1f} s)")
-        info = getattr(manifest, "graph", None)
+        info = manifest.graph
         if info is not None:
             vectors += (f", entity graph of {info.entities} entities / {info.mentions} mentions / {info.chunk_links} "
                         f"chunk links ({info.bytes / 1024:.0f} KiB, {info.build_seconds:.2f} s)")

@@ -18,7 +18,7 @@ err = Console(stderr=True)
 def register(app: typer.Typer) -> None:
     @app.command("pool")
     def pool_cmd(
-        index_dir: Path = typer.Argument(..., help="index directory"),
+        index_dir: str = typer.Argument(..., help="index directory, or a postgresql://…?index=NAME URL"),
         cases_file: Path = typer.Argument(..., help="cases.jsonl (only ids and questions are used)"),
         out_dir: Path = typer.Option(..., "--out", help="directory for the pool files"),
         depth: int = typer.Option(10, "--depth", min=1, max=1_000, help="documents taken from each system's ranking"),
@@ -29,9 +29,9 @@ def register(app: typer.Typer) -> None:
         """Pool BM25, dense (if indexed) and multi-hop candidates per case, shuffled, for blind labelling."""
         from hoprag.datasets.schema import load_cases
         from hoprag.evaluation.pools import ANNOTATION_FILE, POOL_FILE, PROVENANCE_FILE, build_pool, write_pool
-        from hoprag.index.store import load_index
+        from hoprag.index.open import open_index
 
-        index = load_index(index_dir)
+        index = open_index(index_dir)
         cleared = caller_clearance(clearance, acl_levels, index)
         cases = load_cases(cases_file)
         pool = build_pool(index, cases, depth=depth, seed=seed, clearance=cleared)

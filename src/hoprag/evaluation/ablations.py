@@ -50,6 +50,7 @@ from hoprag.evaluation.chain_eval import evaluate_chains
 from hoprag.evaluation.graph import chain_fact_ids, item_relevant
 from hoprag.evaluation.matching import Located, covered_facts
 from hoprag.evaluation.paths import layer_sets
+from hoprag.index.contract import Index
 from hoprag.pipeline.engine import MultiHopConfig, SingleShotEngine
 from hoprag.pipeline.extractive import extract_answer
 from hoprag.pipeline.multihop import MultiHopEngine
@@ -152,7 +153,7 @@ class AblationResult:
 
 
 def run_ablations(
-    index: Any,
+    index: Index,
     cases: Sequence[Case],
     out_dir: str | Path,
     *,
@@ -164,7 +165,7 @@ def run_ablations(
     executor: Executor | None = None,
     setup: Callable[[], AblationEngines] | None = None,
 ) -> AblationResult:
-    """Run every ablation over ``cases`` with a loaded ``index``; write traces and a table to ``out_dir``.
+    """Run every ablation over ``cases`` with ``index`` (any store); write traces and a table to ``out_dir``.
 
     ``oracle_mode`` ``"augment"`` (default) seeds hop 1 with the gold layer-1 chunks followed by the
     chunks the free run itself kept at hop 1 (the prior state made correct, nothing else taken away);
@@ -239,8 +240,8 @@ class AblationEngines:
     graphed: MultiHopEngine | None = None
 
 
-def ablation_engines(index: Any, *, planner: Any = None, clearance: str | Clearance | None = None) -> AblationEngines:
-    """The engines of every row over a loaded ``index``, for a caller at ``clearance`` (``None``:
+def ablation_engines(index: Index, *, planner: Any = None, clearance: str | Clearance | None = None) -> AblationEngines:
+    """The engines of every row over ``index``, for a caller at ``clearance`` (``None``:
     ``HOPRAG_CLEARANCE``, else unrestricted; :mod:`hoprag.security.clearance` decides)."""
     from hoprag.security import clearance as resolver  # looked up per call: one resolver, tests can watch it
 
@@ -257,7 +258,7 @@ def ablation_engines(index: Any, *, planner: Any = None, clearance: str | Cleara
         templated=MultiHopEngine(retriever, chunks, documents, planner=QuestionPlanner(), clearance=cleared),
         chunks=chunks, documents=documents, chunks_by_doc=chunks_by_doc,
         graphed=MultiHopEngine(retriever, chunks, documents, planner=planner, clearance=cleared, graph=graph)
-        if (graph := getattr(index, "graph", None)) is not None else None,
+        if (graph := index.entity_graph()) is not None else None,
     )
 
 
@@ -272,7 +273,8 @@ class _Given:
 @dataclass(frozen=True)
 class AblationRecipe:
     """A Ray worker's setup: the engines of every row over the index at ``index_dir`` (a path every
-    worker can read), with the ``planner_llm`` backend (None: the offline planner)."""
+    worker can read, or a PostgreSQL URL; :func:`hoprag.index.open.index_location`), with the
+    ``planner_llm`` backend (None: the offline planner)."""
 
     index_dir: str
     planner_llm: str | None = None

@@ -36,6 +36,7 @@ from hoprag.io.kinds import ANY_JSONL, CASES_JSONL, JSON_DOCUMENT, RECORDS_JSONL
 from hoprag.io.outputs import write_text
 from hoprag.files import check_dir, read_text
 from hoprag.finite_numbers import INT_MAX
+from hoprag.index.contract import Index
 from hoprag.jsonl import read_jsonl_dicts
 from hoprag.records import Hit
 
@@ -103,7 +104,7 @@ def _top_documents(hits: Sequence[Hit], depth: int) -> list[tuple[str, list[str]
 
 
 def build_pool(
-    index: Any,
+    index: Index,
     cases: Sequence[Any],
     *,
     depth: int = 10,
@@ -113,7 +114,7 @@ def build_pool(
 ) -> Pool:
     """Pool the top ``depth`` documents of BM25, dense (if the index has vectors) and the multi-hop engine.
 
-    ``index`` is a loaded index, ``cases`` the cases (only their ids and questions are used);
+    ``index`` is any :class:`~hoprag.index.contract.Index`, ``cases`` the cases (only their ids and questions are used);
     ``clearance`` restricts every system to documents a caller at that level may see. Retrievers are
     asked for ``depth * chunk_factor`` chunks so that ``depth`` distinct documents are usually reached.
     """
@@ -156,7 +157,7 @@ def build_pool(
         "dense": index.has_dense,
         "notes": notes,
         "clearance": getattr(clearance, "level", clearance),
-        "index": str(index.directory),
+        "index": index.location,
         "cases": len(cases),
         "candidates": len(candidates),
         "files": {"annotation": ANNOTATION_FILE, "trec_pool": POOL_FILE, "provenance": PROVENANCE_FILE},

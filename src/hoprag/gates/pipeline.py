@@ -32,6 +32,7 @@ from hoprag.gates.checks.retrieval import RetrievalOutput, qrels_from_cases, run
 from hoprag.gates.embedding_source import BatchEmbedder, make_embedder
 from hoprag.gates.hooks import StageRunner
 from hoprag.gates.metrics import Metric
+from hoprag.index.contract import Index
 from hoprag.jsonl import parse_json, read_jsonl_dicts
 from hoprag.records import Chunk, Document, Trace
 from hoprag.store import RunStore
@@ -171,7 +172,8 @@ def run_gated_pipeline(corpora: Sequence[str | Path], cases_path: str | Path, ou
     ``redact``: PII in the traces files and the store's trace rows is replaced by placeholders.
     """
     from hoprag.datasets.schema import load_cases
-    from hoprag.index.store import IndexConfig, build_index, load_index
+    from hoprag.index.open import open_index
+    from hoprag.index.store import IndexConfig, build_index
     from hoprag.ingest.chunking import chunk_documents
     from hoprag.ingest.loaders import load_corpora
     from hoprag.pipeline.factory import make_engine
@@ -207,7 +209,7 @@ def run_gated_pipeline(corpora: Sequence[str | Path], cases_path: str | Path, ou
     index_dir = out / "index"
     with runner.stage("index") as st:
         manifest = build_index(documents, index_dir, index_config)
-        index = load_index(index_dir)
+        index = open_index(index_dir)
         st.output = IndexOutput(documents, list(index.chunks.values()), manifest.artifact_id, manifest.config_hash)
     _stamp_index(store, run_id, index_dir, manifest.artifact_id)
     sink.flush()
@@ -235,22 +237,22 @@ def _stamp_index(store: RunStore, run_id: str, index_dir: Path, artifact_id: str
 
 @_marks_run_status
 def record_demo_stages(store: RunStore, run_id: str, documents: Sequence[Document], chunks: Sequence[Chunk],
-                       index: Any, cases: Sequence[Case], traces_by_engine: Mapping[str, Sequence[Trace]], *,
+                       index: Index, cases: Sequence[Case], traces_by_engine: Mapping[str, Sequence[Trace]], *,
                        chunk_config: Any = None, embedder: BatchEmbedder | str = "hash",
                        baseline: str | None = "default", ks: tuple[int, ...] = (5, 10),
                        redact: bool = True) -> dict[str, int]:
     """Record every stage of work already done (the demo's) under ``run_id``; returns metrics per stage.
 
-    ``index`` is a :class:`~hoprag.index.store.LoadedIndex` (its artifact gets the run stamp).
+    ``index`` is the index the work used; a local one (its directory) gets the run stamp.
     Stage latencies of ingest/chunk/index are the checks' own (the work was timed elsewhere).
     """
     emb = make_embedder(embedder) if isinstance(embedder, str) else embedder
-    manifest = getattr(index, "manifest", None)
+    manifest = index.manifest
     store.create_run(run_id, kind="demo", exist_ok=True,
-                     artifact_id=getattr(manifest, "artifact_id", None),
+                     artifact_id=manifest.artifact_id,
                      config={"engines": list(traces_by_engine), "embedder": getattr(emb, "name", "")})
     sink = StoreSink(store)
-    config = chunk_config or (manifest.config.chunk if manifest is not None else None)
+    config = chunk_config or manifest.config.chunk
     runner = StageRunner(run_id, sink, _context(store, baseline, {"chunk_config": config}))
     runner.observe("ingest", IngestOutput(list(documents)))
     store.put_json(run_id, PROFILE_ARTIFACT, field_profile(d.to_dict() for d in documents))
@@ -259,10 +261,10 @@ def record_demo_stages(store: RunStore, run_id: str, documents: Sequence[Documen
     with runner.stage("embed") as st:
         st.output = _embed_output(emb, [c.text for c in chunks])
     store.put_array(run_id, REFERENCE_ARTIFACT, reference_sample(st.output.vectors))
-    runner.observe("index", IndexOutput(list(documents), list(getattr(index, "chunks", {}).values()) or list(chunks),
-                                        getattr(manifest, "artifact_id", ""), getattr(manifest, "config_hash", "")))
-    if manifest is not None and getattr(index, "directory", None) is not None:
-        _stamp_index(store, run_id, Path(index.directory), manifest.artifact_id)
+    runner.observe("index", IndexOutput(list(documents), list(index.chunks.values()) or list(chunks),
+                                        manifest.artifact_id, manifest.config_hash))
+    if index.stats().store == "local":  # the run stamp is a file in the index directory: only a local index has one
+        _stamp_index(store, run_id, Path(index.location), manifest.artifact_id)
     sink.flush()
     for engine_name, traces in traces_by_engine.items():
         store.add_traces(run_id, traces, redact=redact)

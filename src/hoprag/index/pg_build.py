@@ -40,7 +40,7 @@ def build_pg_index(
     written at a time (rounded up to whole embedding batches with dense vectors). The index is the
     same whatever the batch size."""
     config = config or IndexConfig()
-    if getattr(config, "graph", False):  # the entity graph is a local-index artifact; this store keeps none
+    if config.graph:  # the entity graph is a local-index artifact; this store keeps none
         config = config.model_copy(update={"graph": False})
     if config.bm25.method != "lucene":
         raise ConfigError(

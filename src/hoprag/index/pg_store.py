@@ -30,6 +30,7 @@ from pydantic import ValidationError
 from hoprag.acl import Clearance, resolve_clearance
 from hoprag.errors import ConfigError, IndexLoadError
 from hoprag.index.base import Filters, Retriever
+from hoprag.index.contract import Index, IndexStats
 from hoprag.index.filters import FILTER_FIELDS
 from hoprag.index.hybrid import HybridRetriever
 from hoprag.index.pg_corpus import PgChunks, PgCorpus, PgDocuments
@@ -231,8 +232,8 @@ class PgDenseRetriever:
         return [self.retrieve(q, k, **options) for q in queries]
 
 
-class PgIndex:
-    """An index read from PostgreSQL; the same surface as :class:`~hoprag.index.store.LoadedIndex`.
+class PgIndex(Index):
+    """An index read from PostgreSQL (:class:`~hoprag.index.contract.Index`, as the local index).
 
     ``documents`` and ``chunks`` are read-only mappings that look rows up when asked for
     (:mod:`hoprag.index.pg_corpus`); neither retrieval nor the engine loads the corpus.
@@ -244,7 +245,6 @@ class PgIndex:
         self.pool = pool
         self.manifest = manifest
         self.avgdl = avgdl
-        self.directory = target.display  # what messages and manifests show for "where the index is"
         self.corpus = PgCorpus(pool, target.schema, documents=manifest.document_count, chunks=manifest.chunk_count,
                                level_counts=level_counts or {}, tokenizer=manifest.config.tokenizer())
         self.documents = PgDocuments(self.corpus)
@@ -253,8 +253,21 @@ class PgIndex:
         self._dense: PgDenseRetriever | None = None
 
     @property
+    def location(self) -> str:
+        return self.target.display  # the URL without its password
+
+    @property
     def has_dense(self) -> bool:
         return self.manifest.dense is not None
+
+    def entity_graph(self) -> None:
+        """``None``: a PostgreSQL index keeps no entity graph (:mod:`hoprag.index.pg_build`)."""
+        return None
+
+    def stats(self) -> IndexStats:
+        m = self.manifest
+        return IndexStats(store="postgres", location=self.location, artifact_id=m.artifact_id,
+                          documents=m.document_count, chunks=m.chunk_count, dense=self.has_dense, graph=False)
 
     def dense(self, *, min_score: float | None = None, backend: str | None = "hnsw", mode: str = "dense") -> PgDenseRetriever:
         """The dense retriever over the stored vectors (``backend``: ``hnsw``, the default when
@@ -263,12 +276,12 @@ class PgIndex:
         info = self.manifest.dense
         if info is None:
             raise IndexLoadError(
-                f"{self.directory}: retrieval mode '{mode}' is not available in this index (valid: bm25); "
+                f"{self.location}: retrieval mode '{mode}' is not available in this index (valid: bm25); "
                 f"it was built without dense vectors. Fix: rebuild it with `hoprag index CORPUS --store URL --dense`"
             )
         if self._dense is not None and self._dense.min_score == min_score and self._dense.backend == backend:
             return self._dense
-        embedder = self._dense.embedder if self._dense is not None else _embedder(info, self.directory)
+        embedder = self._dense.embedder if self._dense is not None else _embedder(info, self.location)
         retriever = PgDenseRetriever(self, embedder, min_score=min_score, backend=backend)
         if min_score is None and backend == "hnsw":
             self._dense = retriever

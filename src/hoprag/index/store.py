@@ -37,6 +37,7 @@ from hoprag.errors import ConfigError, EmptyCorpusError, HopragError, IndexLoadE
 from hoprag.files import read_text
 from hoprag.index.base import Retriever
 from hoprag.index.bm25 import BATCH, BM25Retriever, index_text
+from hoprag.index.contract import Index, IndexStats
 from hoprag.index.corpus_db import CHUNK_ACL, CHUNK_DOC, DB_FILE, DOC_ACL, CorpusDB, CorpusWriter, canonical_record
 from hoprag.index.corpus_views import StoredChunks, StoredDocuments
 from hoprag.index.ann import ANN_FILE, build_ann, open_ann
@@ -79,10 +80,10 @@ DENSE_FIX = "rebuild it with dense vectors: `hoprag index CORPUS --out DIR --den
 Progress = Callable[[str, int, int], None]
 
 
-class LoadedIndex:
-    """An index read back from disk: manifest, documents and chunks by id (read-only mappings,
-    looked up lazily), the bm25 retriever and, when built with ``dense=True``, the chunk vectors
-    (the embedder is loaded on first use)."""
+class LoadedIndex(Index):
+    """An index read back from disk (:class:`~hoprag.index.contract.Index`): manifest, documents and
+    chunks by id (read-only mappings, looked up lazily), the bm25 retriever and, when built with
+    ``dense=True``, the chunk vectors (the embedder is loaded on first use)."""
 
     def __init__(
         self,
@@ -104,8 +105,13 @@ class LoadedIndex:
         self._graph: EntityGraph | None = None
 
     @property
+    def location(self) -> str:
+        return str(self.directory)
+
+    @property
     def graph(self) -> EntityGraph | None:
-        """The entity graph (read on first use); ``None`` when the index was built without one."""
+        """The entity graph (read on first use); ``None`` when the index was built without one.
+        Callers of any index ask :meth:`entity_graph`, which returns this."""
         if self._graph is None and self.manifest.graph is not None:
             # graph columns are the index's chunk positions: ids map through the index's own lookups
             db = self.chunks.db
@@ -113,9 +119,21 @@ class LoadedIndex:
                                      chunk_id=db.chunk_id, chunk_position=db.chunk_position)
         return self._graph
 
+    def entity_graph(self) -> EntityGraph | None:
+        return self.graph
+
     @property
     def has_dense(self) -> bool:
         return self.vectors is not None and self.manifest.dense is not None
+
+    def stats(self) -> IndexStats:
+        m = self.manifest
+        return IndexStats(store="local", location=self.location, artifact_id=m.artifact_id, documents=m.document_count,
+                          chunks=m.chunk_count, dense=self.has_dense, graph=m.graph is not None)
+
+    def close(self) -> None:
+        """Nothing to release: the arrays are memory-mapped or read, and each thread's read-only
+        connection to the corpus file closes with the process."""
 
     def dense(self, *, min_score: float | None = None, backend: str | None = None, mode: str = "dense") -> DenseRetriever:
         """The dense retriever over the saved vectors; :class:`IndexLoadError` if there are none.

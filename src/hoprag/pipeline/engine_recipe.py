@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from hoprag.errors import ConfigError
@@ -48,8 +47,9 @@ class EngineRecipe:
     @classmethod
     def over(cls, index: str | os.PathLike[str], **options: Any) -> EngineRecipe:
         """A recipe over ``index``: a directory (made absolute: workers start elsewhere) or a URL."""
-        text = os.fspath(index)
-        return cls(index_dir=text if "://" in text else str(Path(text).resolve()), **options)
+        from hoprag.index.open import index_location
+
+        return cls(index_dir=index_location(index), **options)
 
     def __call__(self) -> Engine:
         from hoprag.index.open import open_index

@@ -7,6 +7,8 @@ from typing import Any
 
 from hoprag.acl import Clearance
 from hoprag.errors import ConfigError
+from hoprag.index.contract import Index
+from hoprag.index.entity_graph import EntityGraph
 from hoprag.pipeline.engine import Engine, MultiHopConfig, SingleShotConfig, SingleShotEngine
 from hoprag.pipeline.multihop import MultiHopEngine
 
@@ -34,11 +36,11 @@ def _check_model_flags(name: str, llm: str | None, planner_llm: str | None, synt
         raise ConfigError("--rerank llm needs a model for it: add --llm openai:MODEL or --llm llamacpp:PATH.gguf")
 
 
-def index_graph(index: Any, wanted: bool | None) -> Any:
+def index_graph(index: Index, wanted: bool | None) -> EntityGraph | None:
     """The entity graph the engine walks: the index's, when ``wanted`` (or by default) and present."""
     if wanted is False or (wanted is None and not GRAPH_DEFAULT):
         return None
-    graph = getattr(index, "graph", None)
+    graph = index.entity_graph()
     if graph is None and wanted:
         raise ConfigError(
             "--graph needs an index built with its entity graph; rebuild it with `hoprag index CORPUS --out DIR` "
@@ -49,7 +51,7 @@ def index_graph(index: Any, wanted: bool | None) -> Any:
 
 def make_engine(
     name: str,
-    index: Any,
+    index: Index,
     *,
     k: int | None = None,
     mode: str = "bm25",
@@ -65,7 +67,7 @@ def make_engine(
     graph: bool | None = None,
     **options: Any,
 ) -> Engine:
-    """``index`` is a loaded index (``.retriever(mode)``, ``.chunks``, ``.documents``).
+    """``index`` is any :class:`~hoprag.index.contract.Index` (:func:`hoprag.index.open.open_index`'s).
 
     ``llm`` is a backend spec (``offline`` | ``openai:MODEL`` | ``llamacpp:PATH.gguf``) for the
     expander, judge and (with ``rerank="llm"``) reranker; ``planner_llm`` and ``synth_llm`` override

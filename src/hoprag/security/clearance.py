@@ -165,7 +165,7 @@ def _uncovered(policy: ClearancePolicy, index: Any) -> tuple[list[str], list[str
 
 
 def _uncovered_message(source: str, missing: list[str], held: list[str], index: Any) -> str:
-    where = getattr(index, "directory", None) or "the index"
+    where = getattr(index, "location", None) or "the index"
     return (f"{source} do not list the acl class{'es' if len(missing) > 1 else ''} {', '.join(missing)} that {where} "
             f"holds (its manifest's acl_classes: {', '.join(held)}); a class the levels do not name could only be "
             "guessed at (it would rank as the highest level), so these levels are refused. ")

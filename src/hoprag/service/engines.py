@@ -10,6 +10,7 @@ before top-k; the engine answers from a view of the corpus that holds only what 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import inspect
 import threading
@@ -17,6 +18,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from hoprag.acl import Clearance, ClearancePolicy, visible_corpus
+from hoprag.index.contract import Index, IndexStats
 from hoprag.records import Hit, Trace
 from hoprag.service.streaming import OpenAIStream, StreamingSynthesizer, split_tokens
 
@@ -118,15 +120,35 @@ class _ClearedRetriever:
         return self.inner.retrieve(query, k, filters=filters, exclude=self.hidden.union(exclude))
 
 
-class _ClearedIndex:
-    """A loaded index seen at one clearance: its chunks, documents and retrievers hold nothing above it."""
+class _ClearedIndex(Index):
+    """An index seen at one clearance: its chunks, documents and retrievers hold nothing above it."""
 
-    def __init__(self, index: Any, clearance: Clearance) -> None:
+    def __init__(self, index: Index, clearance: Clearance) -> None:
         self.index = index
         self.chunks, self.documents = visible_corpus(index.chunks, index.documents, clearance)
         self.hides_chunks = len(self.chunks) < len(index.chunks)
         self.clearance = clearance
-        self.manifest = getattr(index, "manifest", None)
+        self.manifest = index.manifest
+
+    @property
+    def location(self) -> str:
+        return self.index.location
+
+    @property
+    def has_dense(self) -> bool:
+        return self.index.has_dense
+
+    def entity_graph(self) -> None:
+        """``None``: the service's engines answer without the graph hop (their config hashes and
+        answers are those of the graph-less engine)."""
+        return None
+
+    def stats(self) -> IndexStats:
+        """The index's, counting only what this clearance sees."""
+        return dataclasses.replace(self.index.stats(), documents=len(self.documents), chunks=len(self.chunks))
+
+    def close(self) -> None:
+        """Nothing of its own to release: the index it views is closed by its owner."""
 
     @functools.cached_property
     def hidden(self) -> frozenset[str]:
@@ -143,7 +165,7 @@ class _ClearedIndex:
 class EnginePool:
     """Engines over one index for every clearance and option a request may ask for."""
 
-    def __init__(self, index: Any, policy: ClearancePolicy, *, llm: str | None = None,
+    def __init__(self, index: Index, policy: ClearancePolicy, *, llm: str | None = None,
                  llm_options: dict[str, Any] | None = None, stream_timeout: float = 30.0,
                  synth_only: bool = False) -> None:
         self.index = index
