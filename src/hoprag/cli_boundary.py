@@ -153,6 +153,14 @@ def _options_of(app: typer.Typer, command: str) -> set[str]:
         return set()
 
 
+def _with_fix(message: str, command: str) -> str:
+    """``message`` with a fix: a refusal whose own words give none points at the command's --help,
+    which lists every option and its valid values (the house rule: every message ends with the fix)."""
+    if "Fix:" in message or "fix:" in message:
+        return message
+    return f"{message.rstrip().rstrip('.')}. Fix: see `{command} --help` for the values it takes"
+
+
 def _disk_full_line(exc: BaseException, app: typer.Typer, args: list[str]) -> str | None:
     """The one message for a full disk anywhere in ``exc``'s chain (:mod:`hoprag.disk_full`), else None."""
     from hoprag.disk_full import disk_full, disk_full_message
@@ -174,6 +182,9 @@ def run_app(app: typer.Typer, argv: list[str] | None = None) -> None:
     """
     debug, args = _debug_requested(list(sys.argv[1:] if argv is None else argv))
     args = _expand_variadic_k(args)
+    from hoprag.commands import old_spelling
+
+    args = old_spelling(args)
     exits, aborts = _exit_types()
     try:
         code = app(args=args, standalone_mode=False, prog_name="hoprag")
@@ -183,7 +194,7 @@ def run_app(app: typer.Typer, argv: list[str] | None = None) -> None:
         full = _disk_full_line(exc, app, args)
         if full:
             _fail(full, 2)
-        _fail(str(exc), int(getattr(exc, "exit_code", 2)))
+        _fail(_with_fix(str(exc), _command_name(args, app)), int(getattr(exc, "exit_code", 2)))
     except exits as exc:
         raise SystemExit(getattr(exc, "exit_code", 0)) from None
     except aborts:

@@ -37,7 +37,7 @@ from hoprag.io.kinds import (
 )
 from hoprag.io.outputs import check_not_input, check_output, check_output_dir, guarding
 
-__all__ = ["COMMAND_IO", "CommandIO", "DirOut", "FileOut", "command_paths", "install"]
+__all__ = ["COMMAND_IO", "CommandIO", "DirOut", "FileOut", "command_paths", "install", "renamed_to"]
 
 
 @dataclass(frozen=True)
@@ -73,57 +73,84 @@ class CommandIO:
     not_paths: tuple[str, ...] = ()
     #: text parameters where an empty value means something (all others refuse '')
     may_be_empty: tuple[str, ...] = ()
+    #: a command line that works, shown at the end of the command's --help (and run by the tests)
+    example: str = ""
 
 
 _SPLIT_FILES = {"train.jsonl": CASES_JSONL, "dev.jsonl": CASES_JSONL, "test.jsonl": CASES_JSONL,
                 "split.json": JSON_DOCUMENT}
-_EVAL_IO = CommandIO(
-    inputs=("cases_file", "traces_file", "oracle", "corpus", "judge_calibration"),
-    outputs=(FileOut("json_out", JSON_DOCUMENT), FileOut("html_out", HTML_REPORT)),
-)
 _STORE = ("store",)
 
 #: command path (``"feedback import"``) -> its inputs and outputs
 COMMAND_IO: dict[str, CommandIO] = {
-    "import": CommandIO(inputs=("files", "corpus", "aliases"),
+    "import": CommandIO(example='hoprag import hotpotqa hotpot_dev_distractor.json --out hotpot',
+        inputs=("files", "corpus", "aliases"),
                         outputs=(DirOut("out_dir", {"cases.jsonl": CASES_JSONL, "corpus.jsonl": CORPUS_JSONL}),)),
-    "search": CommandIO(inputs=("index_dir",)),
-    "ask": CommandIO(inputs=("index_dir",), not_paths=("base_url",)),
+    "search": CommandIO(example='hoprag search index "travel approval limit"',
+        inputs=("index_dir",)),
+    "ask": CommandIO(example='hoprag ask index "Who approves travel over the limit?"',
+        inputs=("index_dir", "engine_config"), not_paths=("base_url",)),
     # run --out: resumed, so run reads its header itself (traces of another config are refused there)
-    "run": CommandIO(inputs=("index_dir", "cases_file"), outputs=(FileOut("out_file", None),), not_paths=("base_url",)),
-    "demo": CommandIO(inputs=("data_dir", "thresholds"), outputs=(DirOut("out_dir"),), not_paths=_STORE),
-    "audit": CommandIO(inputs=("cases_file", "corpus"),
+    "run": CommandIO(example='hoprag run index cases.jsonl --out traces.jsonl',
+        inputs=("index_dir", "cases_file", "engine_config"), outputs=(FileOut("out_file", None),), not_paths=("base_url",)),
+    "demo": CommandIO(example='hoprag demo --out demo-output',
+        inputs=("data_dir", "thresholds"), outputs=(DirOut("out_dir"),), not_paths=_STORE),
+    "cases audit": CommandIO(example='hoprag cases audit cases.jsonl corpus.jsonl --out shortcuts.jsonl --json audit.json',
+        inputs=("cases_file", "corpus"),
                        outputs=(FileOut("record", RECORDS_JSONL), FileOut("json_out", JSON_DOCUMENT))),
-    "split": CommandIO(inputs=("cases_file",), outputs=(DirOut("out_dir", _SPLIT_FILES),)),
-    "leakage": CommandIO(inputs=("files",), outputs=(FileOut("json_out", JSON_DOCUMENT),)),
-    "synth": CommandIO(inputs=("corpus",), outputs=(FileOut("out_file", CASES_JSONL),)),
-    "eval": _EVAL_IO,
-    "chain-eval": CommandIO(inputs=("cases_file", "traces_file", "oracle", "corpus"), outputs=_EVAL_IO.outputs),
-    "ablate": CommandIO(inputs=("index_dir", "cases_file"), outputs=(DirOut("out_dir"),), not_paths=("base_url",)),
-    "compare": CommandIO(inputs=("run_a", "run_b", "cases_file"), outputs=(FileOut("json_out", JSON_DOCUMENT),)),
-    "release": CommandIO(inputs=("cases_file", "traces_file", "policy_file"),
+    "cases split": CommandIO(example='hoprag cases split cases.jsonl --out splits',
+        inputs=("cases_file",), outputs=(DirOut("out_dir", _SPLIT_FILES),)),
+    "cases leakage": CommandIO(example='hoprag cases leakage train.jsonl test.jsonl --json leakage.json',
+        inputs=("files",), outputs=(FileOut("json_out", JSON_DOCUMENT),)),
+    "cases synth": CommandIO(example='hoprag cases synth corpus.jsonl --out generated.jsonl',
+        inputs=("corpus",), outputs=(FileOut("out_file", CASES_JSONL),)),
+    "eval": CommandIO(example='hoprag eval cases.jsonl traces.jsonl --json eval.json --html eval.html',
+        inputs=("cases_file", "traces_file", "oracle", "corpus", "judge_calibration"),
+                      outputs=(FileOut("json_out", JSON_DOCUMENT), FileOut("html_out", HTML_REPORT))),
+    "ablate": CommandIO(example='hoprag ablate index cases.jsonl --out ablations',
+        inputs=("index_dir", "cases_file", "engine_config"), outputs=(DirOut("out_dir"),), not_paths=("base_url",)),
+    "compare": CommandIO(example='hoprag compare traces-single.jsonl traces.jsonl --cases cases.jsonl --json compare.json',
+        inputs=("run_a", "run_b", "cases_file"), outputs=(FileOut("json_out", JSON_DOCUMENT),)),
+    "release": CommandIO(example='hoprag release cases.jsonl traces.jsonl --policy release.yaml --json release.json',
+        inputs=("cases_file", "traces_file", "policy_file"),
                          outputs=(FileOut("json_out", JSON_DOCUMENT),)),
-    "export-trec": CommandIO(inputs=("cases_file", "traces_file"),
+    "trec export": CommandIO(example='hoprag trec export cases.jsonl traces.jsonl --qrels qrels.txt --run run.txt',
+        inputs=("cases_file", "traces_file"),
                              outputs=(FileOut("qrels", TREC_QRELS), FileOut("run", TREC_RUN))),
-    "gate-run": CommandIO(inputs=("corpora", "cases", "feedback"), outputs=(DirOut("out_dir"),), not_paths=_STORE),
-    "baseline": CommandIO(not_paths=_STORE),
-    "gate": CommandIO(inputs=("thresholds",), not_paths=_STORE),
-    "diff": CommandIO(not_paths=_STORE),
-    "trec-eval": CommandIO(inputs=("qrels", "run")),
-    "feedback import": CommandIO(inputs=("file",), not_paths=_STORE),
-    "index": CommandIO(inputs=("corpora",), outputs=(DirOut("out_dir", replaces_whole=True),), not_paths=_STORE),
-    "judge calibrate": CommandIO(inputs=("cases_file", "judgments_file"), outputs=(FileOut("out_file", JSON_DOCUMENT),),
+    "gate run": CommandIO(example='hoprag gate run corpus.jsonl --cases cases.jsonl --out gated',
+        inputs=("corpora", "cases", "feedback"), outputs=(DirOut("out_dir"),), not_paths=_STORE),
+    "gate baseline": CommandIO(example='hoprag gate baseline --run RUN_ID',
+        not_paths=_STORE),
+    "gate check": CommandIO(example='hoprag gate check --run RUN_ID --thresholds thresholds.yaml',
+        inputs=("thresholds",), not_paths=_STORE),
+    "gate diff": CommandIO(example='hoprag gate diff RUN_A RUN_B',
+        not_paths=_STORE),
+    "trec eval": CommandIO(example='hoprag trec eval qrels.txt run.txt -m nDCG@10 -m AP',
+        inputs=("qrels", "run")),
+    "feedback import": CommandIO(example='hoprag feedback import feedback.jsonl --run RUN_ID',
+        inputs=("file",), not_paths=_STORE),
+    "index": CommandIO(example='hoprag index corpus.jsonl --out index',
+        inputs=("corpora",), outputs=(DirOut("out_dir", replaces_whole=True),), not_paths=_STORE),
+    "judge calibrate": CommandIO(example='hoprag judge calibrate cases.jsonl --out calibration.json',
+        inputs=("cases_file", "judgments_file"), outputs=(FileOut("out_file", JSON_DOCUMENT),),
                                  not_paths=("base_url",)),
-    "pool": CommandIO(inputs=("index_dir", "cases_file"), outputs=(DirOut("out_dir"),)),
-    "pool-import": CommandIO(inputs=("pool_dir", "judgments_file", "cases_file"),
+    "cases pool": CommandIO(example='hoprag cases pool index cases.jsonl --out pool',
+        inputs=("index_dir", "cases_file"), outputs=(DirOut("out_dir"),)),
+    "cases judgments": CommandIO(example='hoprag cases judgments pool judgments.jsonl --out qrels.txt --cases-out judged-cases.jsonl',
+        inputs=("pool_dir", "judgments_file", "cases_file"),
                              outputs=(FileOut("out_file", TREC_QRELS), FileOut("cases_out", CASES_JSONL))),
-    # `redact T --out T` rewrites T in place (atomically): documented, so declared here
-    "redact": CommandIO(inputs=("traces_file", "patterns_file"), outputs=(FileOut("out_file", TRACES_JSONL),),
+    # `traces redact T --out T` rewrites T in place (atomically): documented, so declared here
+    "traces redact": CommandIO(example='hoprag traces redact traces.jsonl --out traces.shared.jsonl',
+        inputs=("traces_file", "patterns_file"), outputs=(FileOut("out_file", TRACES_JSONL),),
                         in_place=("traces_file",)),
-    "runs list": CommandIO(not_paths=_STORE),
-    "runs rm": CommandIO(not_paths=_STORE),
-    "serve": CommandIO(inputs=("index_dir", "tokens", "thresholds", "cases"), not_paths=(*_STORE, "base_url")),
-    "import-traces otel": CommandIO(inputs=("spans_file",), outputs=(FileOut("out_file", TRACES_JSONL),)),
+    "runs list": CommandIO(example='hoprag runs list --status failed',
+        not_paths=_STORE),
+    "runs rm": CommandIO(example='hoprag runs rm RUN_ID',
+        not_paths=_STORE),
+    "serve": CommandIO(example='hoprag serve index --port 8000',
+        inputs=("index_dir", "tokens", "thresholds", "cases", "engine_config"), not_paths=(*_STORE, "base_url")),
+    "traces import": CommandIO(example='hoprag traces import spans.jsonl --out otel-traces.jsonl',
+        inputs=("spans_file",), outputs=(FileOut("out_file", TRACES_JSONL),)),
 }
 
 FORCE_HELP = "replace an existing output file even when it holds another kind of file"
@@ -252,10 +279,17 @@ def command_paths(app: typer.Typer, prefix: str = "") -> Iterator[tuple[str, Any
         yield from command_paths(group.typer_instance, prefix=f"{prefix}{name} ")  # type: ignore[arg-type]
 
 
+def renamed_to(path: str, info: Any) -> str | None:
+    """The new spelling of a command kept under its old name for one release (``None`` for the others)."""
+    return getattr(info.callback, "__hoprag_renamed_to__", None) if info.callback is not None else None
+
+
 def install(app: typer.Typer) -> None:
     """Wrap every command of ``app`` listed in :data:`COMMAND_IO` in the output guard (once)."""
     for path, info in command_paths(app):
-        io = COMMAND_IO.get(path)
+        io = COMMAND_IO.get(renamed_to(path, info) or path)
         if io is None or info.callback is None or hasattr(info.callback, "__hoprag_io__"):
             continue
         info.callback = _guarded(info.callback, io)
+        if io.example:
+            info.epilog = f"Example: {io.example}"

@@ -13,6 +13,7 @@ import hashlib
 import inspect
 import os
 import shutil
+import shlex
 import signal
 import typing
 from pathlib import Path
@@ -21,35 +22,16 @@ import pytest
 import typer
 
 from hoprag.cli import app, main
-from hoprag.cli_io import COMMAND_IO, DirOut, FileOut, command_paths
+from hoprag.cli_io import COMMAND_IO, DirOut, FileOut, command_paths, renamed_to
 
 pytestmark = pytest.mark.integration
 
 DATA = Path(__file__).parents[2] / "data"
 
-# A valid command line per command that writes; {name} is a file of the workspace below. The output
-# under test replaces the value after its flag.
+# A valid command line per command that writes: the example its --help ends with (hoprag.cli_io), run in the
+# workspace below. The output under test replaces the value after its flag.
 EXAMPLES: dict[str, list[str]] = {
-    "import": ["import", "hotpotqa", "hotpot.json", "--out", "imp"],
-    "run": ["run", "index", "cases.jsonl", "--out", "t-new.jsonl", "--quiet"],
-    "demo": ["demo", "--data", "data", "--out", "dm", "--quiet"],
-    "audit": ["audit", "cases.jsonl", "corpus.jsonl", "--out", "shortcuts.jsonl", "--json", "audit.json"],
-    "split": ["split", "cases.jsonl", "--out", "sp"],
-    "leakage": ["leakage", "cases.jsonl", "cases2.jsonl", "--json", "leak.json"],
-    "synth": ["synth", "corpus.jsonl", "--out", "synth.jsonl"],
-    "eval": ["eval", "cases.jsonl", "traces.jsonl", "--json", "e.json", "--html", "e.html"],
-    "chain-eval": ["chain-eval", "cases.jsonl", "traces.jsonl", "--json", "e.json", "--html", "e.html"],
-    "ablate": ["ablate", "index", "cases.jsonl", "--out", "ab"],
-    "compare": ["compare", "traces.jsonl", "traces.jsonl", "--cases", "cases.jsonl", "--json", "c.json"],
-    "release": ["release", "cases.jsonl", "traces.jsonl", "--policy", "policy.yaml", "--json", "r.json"],
-    "export-trec": ["export-trec", "cases.jsonl", "traces.jsonl", "--qrels", "q.txt", "--run", "r.txt"],
-    "gate-run": ["gate-run", "corpus.jsonl", "--cases", "cases.jsonl", "--out", "gr"],
-    "index": ["index", "corpus.jsonl", "--out", "ix"],
-    "judge calibrate": ["judge", "calibrate", "cases.jsonl", "--out", "cal.json"],
-    "pool": ["pool", "index", "cases.jsonl", "--out", "pl"],
-    "pool-import": ["pool-import", "pool", "judgments.jsonl", "--out", "pq.txt", "--cases-out", "pc.jsonl"],
-    "redact": ["redact", "traces.jsonl", "--out", "red.jsonl"],
-    "import-traces otel": ["import-traces", "otel", "spans.jsonl", "--out", "ot.jsonl"],
+    path: shlex.split(io.example)[1:] for path, io in COMMAND_IO.items() if io.outputs
 }
 
 
@@ -75,12 +57,12 @@ def run_cli(argv: list[str], capsys) -> tuple[int, str]:
 def work(tmp_path_factory) -> Path:
     """A real workspace: the enterprise slice, an index, traces, a pool and judgments, made by the CLI."""
     root = tmp_path_factory.mktemp("io-registry")
-    shutil.copy(DATA / "enterprise" / "cases.jsonl", root / "cases.jsonl")
-    shutil.copy(DATA / "enterprise" / "cases.jsonl", root / "cases2.jsonl")
+    for name in ("cases.jsonl", "train.jsonl", "test.jsonl"):
+        shutil.copy(DATA / "enterprise" / "cases.jsonl", root / name)
     shutil.copy(DATA / "enterprise" / "corpus.jsonl", root / "corpus.jsonl")
-    shutil.copy(Path(__file__).parents[1] / "data" / "hotpotqa_dev_slice.json", root / "hotpot.json")
+    shutil.copy(Path(__file__).parents[1] / "data" / "hotpotqa_dev_slice.json", root / "hotpot_dev_distractor.json")
     shutil.copy(Path(__file__).parents[1] / "data" / "otel_spans.jsonl", root / "spans.jsonl")
-    (root / "policy.yaml").write_text("rules:\n  - metric: chain_coverage@5\n    min: 0.0\n", encoding="utf-8")
+    (root / "release.yaml").write_text("rules:\n  - metric: chain_coverage@5\n    min: 0.0\n", encoding="utf-8")
     (root / "data").mkdir()
     mp = pytest.MonkeyPatch()
     mp.chdir(root)
@@ -89,7 +71,7 @@ def work(tmp_path_factory) -> Path:
         for argv in (
             ["index", "corpus.jsonl", "--out", "index", "--quiet"],
             ["run", "index", "cases.jsonl", "--out", "traces.jsonl", "--quiet"],
-            ["pool", "index", "cases.jsonl", "--out", "pool"],
+            ["cases", "pool", "index", "cases.jsonl", "--out", "pool"],
         ):
             try:
                 main(argv)
@@ -97,6 +79,7 @@ def work(tmp_path_factory) -> Path:
                 assert not exc.code, f"{argv} failed with {exc.code}"
     finally:
         mp.undo()
+    shutil.copy(root / "traces.jsonl", root / "traces-single.jsonl")
     first = (root / "pool" / "annotation.jsonl").read_text(encoding="utf-8").splitlines()[0]
     import json
 
@@ -124,7 +107,7 @@ def _is_pathlike(param: inspect.Parameter) -> bool:
 # ---------------------------------------------------------------- the table covers the CLI
 
 def test_every_command_is_in_the_io_table_and_nothing_else():
-    commands = {path for path, _ in command_paths(app)}
+    commands = {renamed_to(path, info) or path for path, info in command_paths(app)}
     assert commands - set(COMMAND_IO) == set(), "add these commands to hoprag.cli_io.COMMAND_IO"
     assert set(COMMAND_IO) - commands == set(), "COMMAND_IO names commands that do not exist"
 
@@ -141,10 +124,41 @@ def test_every_path_parameter_is_declared(path):
 
 
 @pytest.mark.parametrize("path", sorted(p for p, io in COMMAND_IO.items() if io.outputs))
-def test_every_writing_command_has_force_and_an_example(path):
+def test_every_writing_command_has_force(path):
     info = dict(command_paths(app))[path]
     assert "force" in _param_names(info.callback), f"{path} writes but has no --force"
-    assert path in EXAMPLES, f"add a valid command line for {path} to EXAMPLES"
+
+
+@pytest.mark.parametrize("path", sorted(COMMAND_IO))
+def test_every_help_ends_with_a_working_example(path, capsys):
+    example = COMMAND_IO[path].example
+    assert example.startswith(f"hoprag {path} "), f"give {path} an example in COMMAND_IO"
+    code, output = run_cli([*path.split(), "--help"], capsys)
+    assert code == 0
+    assert " ".join(output.split()).endswith(f"Example: {example}"), output[-300:]
+
+
+def test_the_cli_fits_on_one_screen():
+    visible = [i for i in app.registered_commands if not i.hidden] + [g for g in app.registered_groups if not g.hidden]
+    assert len(visible) <= 18, sorted(i.name for i in visible)
+
+
+RENAMED = sorted((path, renamed_to(path, info)) for path, info in command_paths(app) if renamed_to(path, info))
+
+
+@pytest.mark.parametrize(("old", "new"), RENAMED)
+def test_an_old_name_still_works_and_says_the_new_one(old, new, capsys):
+    assert new in COMMAND_IO
+    code, output = run_cli([*old.split(), "--help"], capsys)
+    assert code == 0 and "Usage:" in output
+    code, output = run_cli([*old.split(), "no-such-file.jsonl", "x", "y"], capsys)
+    assert f"is now `hoprag {new}`" in " ".join(output.split()) or code == 2
+
+
+def test_gate_with_its_old_shape_runs_gate_check(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOPRAG_STORE", str(tmp_path / "store.db"))
+    code, output = run_cli(["gate", "--run", "no-such-run"], capsys)
+    assert code == 2 and "gate check" in " ".join(output.split()) and "no-such-run" in output
 
 
 # ---------------------------------------------------------------- generated: outputs onto inputs

@@ -79,3 +79,63 @@ def check_choice(value: str, valid: tuple[str, ...], what: str) -> str:
 
         raise ConfigError(f"unknown {what} '{value}'; valid: {', '.join(valid)}")
     return value
+
+
+#: command groups: name -> what the group holds (its --help line)
+GROUPS = {
+    "cases": "Curate evidence-chain cases: audit labels, split, leakage, synthesise, pool for labelling, "
+             "import judgments.",
+    "trec": "TREC files: export qrels and a run from cases and traces; score them (values equal trec_eval's).",
+    "gate": "Stage gates: run a gated pipeline, freeze a baseline, check a run against thresholds, diff two runs.",
+    "traces": "Traces of other pipelines and for sharing: import OpenTelemetry spans, redact PII.",
+    "feedback": "Human / online feedback events.",
+    "judge": "Calibrate the graders behind the judge metrics.",
+    "runs": "List and remove the runs in the run store.",
+}
+
+
+def group(app: typer.Typer, name: str) -> typer.Typer:
+    """The sub-command group ``name`` of ``app``, created on first use (several modules add to one group)."""
+    for info in app.registered_groups:
+        if info.name == name and info.typer_instance is not None:
+            return info.typer_instance
+    sub = typer.Typer(help=GROUPS[name], no_args_is_help=True)
+    app.add_typer(sub, name=name)
+    return sub
+
+
+def renamed(app: typer.Typer, old: str, callback: Any, new: str) -> None:
+    """Keep the old top-level name ``old`` of the command now spelt ``hoprag NEW`` for one release: hidden
+    from --help, same options, and every use says the new spelling."""
+    import functools
+
+    @functools.wraps(callback)
+    def old_name(*args: Any, **kwargs: Any) -> Any:
+        from rich.console import Console
+
+        Console(stderr=True).print(f"[yellow]note:[/] `hoprag {old}` is now `hoprag {new}`; the old name works "
+                                   "until the next release")
+        return callback(*args, **kwargs)
+
+    old_name.__hoprag_renamed_to__ = new  # type: ignore[attr-defined]  # read by hoprag.cli_io
+    words = old.split()
+    if len(words) == 1:
+        app.command(old, hidden=True)(old_name)
+        return
+    holder = next((g.typer_instance for g in app.registered_groups if g.name == words[0]), None)
+    if holder is None:
+        holder = typer.Typer(no_args_is_help=True, help=f"Renamed: see `hoprag {new.split()[0]} --help`.")
+        app.add_typer(holder, name=words[0], hidden=True)
+    holder.command(words[1], hidden=True)(old_name)
+
+
+def old_spelling(argv: list[str]) -> list[str]:
+    """Command lines of the last release whose first word is now a group: ``hoprag gate --run ID`` is
+    ``hoprag gate check --run ID``. Said on stderr, then run under the new spelling."""
+    if len(argv) > 1 and argv[0] == "gate" and argv[1].startswith("-") and argv[1] not in ("--help", "-h"):
+        from rich.console import Console
+
+        Console(stderr=True).print("[yellow]note:[/] `hoprag gate --run …` is now `hoprag gate check --run …`; "
+                                   "the old spelling works until the next release")
+        return ["gate", "check", *argv[1:]]
+    return argv

@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from hoprag.commands import seed_option
+from hoprag.commands import group, renamed, seed_option
 from hoprag.commands.evaluation import checked_cases, csv_list, write_json
 
 out = Console()
@@ -17,7 +17,9 @@ err = Console(stderr=True)
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("audit")
+    cases = group(app, "cases")
+
+    @cases.command("audit")
     def audit_cmd(
         cases_file: Path = typer.Argument(..., help="cases.jsonl"),
         corpus: Path = typer.Argument(..., help="corpus the cases are answered from"),
@@ -58,7 +60,7 @@ def register(app: typer.Typer) -> None:
         if fail and (report.findings or labels.problems):
             raise typer.Exit(1)
 
-    @app.command("split")
+    @cases.command("split")
     def split_cmd(
         cases_file: Path = typer.Argument(...),
         by: str = typer.Option("source_family,entity,template", "--by", help="keys: source_family,entity,template,seed,question_type"),
@@ -99,7 +101,7 @@ def register(app: typer.Typer) -> None:
             if entry.get("sealed"):
                 out.print(f"sealed {name}: {entry['sha256']}")
 
-    @app.command("leakage")
+    @cases.command("leakage")
     def leakage_cmd(
         files: list[Path] = typer.Argument(..., help="TRAIN DEV TEST (any number of partitions)"),
         threshold: float = typer.Option(0.7, "--threshold", min=0.0, max=1.0, help="near-duplicate Jaccard threshold (0–1)"),
@@ -138,7 +140,7 @@ def register(app: typer.Typer) -> None:
         if strict and (report["total_leaks"] or report["case_leaks"] or bad_seal):
             raise typer.Exit(1)
 
-    @app.command("synth")
+    @cases.command("synth")
     def synth_cmd(
         corpus: Path = typer.Argument(...),
         out_file: Path = typer.Option(..., "--out"),
@@ -155,6 +157,11 @@ def register(app: typer.Typer) -> None:
         write_cases(out_file, result.cases)
         out.print(f"proposed {result.proposed}, dropped by the shortcut audit {result.dropped_by_audit}, "
                   f"wrote {len(result.cases)} generated cases → {out_file}")
+
+    renamed(app, "audit", audit_cmd, "cases audit")
+    renamed(app, "split", split_cmd, "cases split")
+    renamed(app, "leakage", leakage_cmd, "cases leakage")
+    renamed(app, "synth", synth_cmd, "cases synth")
 
 
 def _partition_names(files: list[Path]) -> list[str]:

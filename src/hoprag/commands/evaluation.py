@@ -27,6 +27,8 @@ from hoprag.commands import (
     SCORING_WORKERS_OPT,
     WORKERS_OPT,
     caller_clearance,
+    group,
+    renamed,
     seed_option,
 )
 from hoprag.gc_pause import collector_paused
@@ -141,25 +143,6 @@ def register(app: typer.Typer) -> None:
             write_html(html_out, payload, title=f"evaluation of {traces_file.name}", cases=cases, traces=report.traces)
             out.print(f"wrote {html_out}")
         report_trace_problems(report, strict=strict, excluded=len(excluded))
-
-    @app.command("chain-eval", hidden=True)
-    def chain_eval_cmd(
-        cases_file: Path = typer.Argument(..., help="cases.jsonl"),
-        traces_file: Path = typer.Argument(..., help="traces.jsonl from any pipeline"),
-        ks: list[int] = typer.Option([2, 5, 10], "--k", min=1, help="cut-offs"),
-        oracle: Optional[Path] = typer.Option(None, "--oracle", help="oracle-hop traces (conditional recall)"),
-        corpus: Optional[Path] = typer.Option(None, "--corpus", help="corpus the cases cite (see `hoprag eval --help`)"),
-        span_match: str = typer.Option("exact", "--span-match", help="with --corpus: exact | whitespace"),
-        lenient: bool = typer.Option(False, "--lenient", help="exclude (and count) unreadable trace lines"),
-        strict: bool = typer.Option(False, "--strict", help="exit 1 on duplicate or unknown trace ids"),
-        json_out: Optional[Path] = typer.Option(None, "--json"),
-        html_out: Optional[Path] = typer.Option(None, "--html", help="self-contained HTML report"),
-    ) -> None:
-        """The former name of `hoprag eval`, kept so existing scripts run: one command scores traces."""
-        err.print("note: `hoprag chain-eval` is `hoprag eval` now (same options); use that")
-        eval_cmd(cases_file=cases_file, traces_file=traces_file, ks=ks, json_out=json_out, html_out=html_out,
-                 oracle=oracle, corpus=corpus, span_match=span_match, lenient=lenient, strict=strict,
-                 judge_calibration=None, executor="local", workers=None)
 
     @app.command("ablate")
     def ablate_cmd(
@@ -286,7 +269,7 @@ def register(app: typer.Typer) -> None:
         if not decision.passed:
             raise typer.Exit(1)
 
-    @app.command("export-trec")
+    @group(app, "trec").command("export")
     def export_trec_cmd(
         cases_file: Path = typer.Argument(...),
         traces_file: Path = typer.Argument(...),
@@ -305,6 +288,9 @@ def register(app: typer.Typer) -> None:
         n_q = write_qrels(qrels, checked_cases(cases_file))
         n_r = write_run(run, read_traces(traces_file), tag=tag, source=source)
         out.print(f"wrote {n_q} qrels lines → {qrels}, {n_r} run lines → {run}")
+
+    renamed(app, "chain-eval", eval_cmd, "eval")
+    renamed(app, "export-trec", export_trec_cmd, "trec export")
 
 
 def cases_and_labels(cases_file: Path, corpus: Optional[Path], span_match: str = "exact") -> tuple[list, Any, Any]:

@@ -1,4 +1,4 @@
-"""Stage-gate commands: gate-run, baseline, gate, diff, trec-eval, feedback import."""
+"""Stage-gate commands: gate run|baseline|check|diff, trec eval, feedback import."""
 
 from __future__ import annotations
 
@@ -9,17 +9,17 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from hoprag.commands import STORE_HELP
+from hoprag.commands import STORE_HELP, group, renamed
 
 out = Console()
 err = Console(stderr=True)
 
 
 def register(app: typer.Typer) -> None:
-    feedback_app = typer.Typer(help="Human / online feedback events.", no_args_is_help=True)
-    app.add_typer(feedback_app, name="feedback")
+    gate = group(app, "gate")
+    feedback_app = group(app, "feedback")
 
-    @app.command("gate-run")
+    @gate.command("run")
     def gate_run_cmd(
         corpora: list[Path] = typer.Argument(..., help="corpus files (.jsonl/.json) or folders of .md/.txt"),
         cases: Path = typer.Option(..., "--cases", help="cases.jsonl with the questions and their labels"),
@@ -35,9 +35,11 @@ def register(app: typer.Typer) -> None:
         from hoprag.gates.pipeline import run_gated_pipeline
         from hoprag.store import RunStore
 
+        from hoprag.pipeline.spec import ENGINE_NAMES
+
         for engine in engines:
-            if engine not in ("single", "multihop"):
-                raise typer.BadParameter(f"unknown engine '{engine}'; valid: single, multihop")
+            if engine not in ENGINE_NAMES:
+                raise typer.BadParameter(f"unknown engine '{engine}'; valid: {', '.join(ENGINE_NAMES)}")
         with RunStore(store) as run_store:
             result = run_gated_pipeline(corpora, cases, out_dir, run_store, run_id=run_id, engines=engines,
                                         embedder=embedder, baseline=baseline, feedback_path=feedback)
@@ -46,7 +48,7 @@ def register(app: typer.Typer) -> None:
                       f"{run_store.display_url}")
         print(result.run_id)
 
-    @app.command("baseline")
+    @gate.command("baseline")
     def baseline_cmd(
         run: str = typer.Option(..., "--run", help="run id to freeze"),
         name: str = typer.Option("default", "--name", help="baseline name"),
@@ -61,7 +63,7 @@ def register(app: typer.Typer) -> None:
         ref = "none" if frozen.reference is None else f"{frozen.reference.shape[0]}×{frozen.reference.shape[1]}"
         out.print(f"baseline '{name}' = run {run}: {len(frozen.metrics)} metrics, reference batch {ref}")
 
-    @app.command("gate")
+    @gate.command("check")
     def gate_cmd(
         run: str = typer.Option(..., "--run", help="run id to gate"),
         thresholds: Path = typer.Option(Path("thresholds.yaml"), "--thresholds", help="thresholds YAML"),
@@ -97,7 +99,7 @@ def register(app: typer.Typer) -> None:
             # where a typer.Exit code is returned (and dropped) instead of raised
             raise SystemExit(1)
 
-    @app.command("diff")
+    @gate.command("diff")
     def diff_cmd(
         run_a: str = typer.Argument(...),
         run_b: str = typer.Argument(...),
@@ -119,7 +121,7 @@ def register(app: typer.Typer) -> None:
             return
         out.print(diff_table(rows, run_a, run_b))
 
-    @app.command("trec-eval")
+    @group(app, "trec").command("eval")
     def trec_eval_cmd(
         qrels: Path = typer.Argument(..., help="TREC qrels: qid 0 docid rel"),
         run: Path = typer.Argument(..., help="TREC run: qid Q0 docid rank score tag"),
@@ -162,3 +164,8 @@ def register(app: typer.Typer) -> None:
             summary = import_feedback(run_store, file, run_id=run, window=window)
         for run_id, (added, metrics) in summary.items():
             out.print(f"run {run_id}: {added} new event(s), {metrics} feedback metrics recorded")
+
+    renamed(app, "gate-run", gate_run_cmd, "gate run")
+    renamed(app, "baseline", baseline_cmd, "gate baseline")
+    renamed(app, "diff", diff_cmd, "gate diff")
+    renamed(app, "trec-eval", trec_eval_cmd, "trec eval")

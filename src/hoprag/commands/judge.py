@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from hoprag.cli_llm import API_KEY_OPT, BASE_URL_OPT, LLM_RETRIES_OPT, LLM_TIMEOUT_OPT, llm_settings
-from hoprag.commands import seed_option
+from hoprag.commands import group, seed_option
 
 out = Console()
 err = Console(stderr=True)
@@ -30,8 +30,7 @@ def _row(name: str, agreement: dict[str, Any]) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    judge_app = typer.Typer(help="Calibrate the graders behind the judge metrics.", no_args_is_help=True)
-    app.add_typer(judge_app, name="judge")
+    judge_app = group(app, "judge")
 
     @judge_app.command("calibrate")
     def calibrate_cmd(

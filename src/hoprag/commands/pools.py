@@ -9,14 +9,16 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from hoprag.commands import ACL_LEVELS_OPT, CLEARANCE_OPT, caller_clearance, seed_option
+from hoprag.commands import ACL_LEVELS_OPT, CLEARANCE_OPT, caller_clearance, group, renamed, seed_option
 
 out = Console()
 err = Console(stderr=True)
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("pool")
+    cases = group(app, "cases")
+
+    @cases.command("pool")
     def pool_cmd(
         index_dir: str = typer.Argument(..., help="index directory, or a postgresql://…?index=NAME URL"),
         cases_file: Path = typer.Argument(..., help="cases.jsonl (only ids and questions are used)"),
@@ -44,7 +46,7 @@ def register(app: typer.Typer) -> None:
         out.print(f"for labellers: {escape(str(where / ANNOTATION_FILE))} and {escape(str(where / POOL_FILE))}; "
                   f"keep {escape(str(where / PROVENANCE_FILE))} (which system found what) from them")
 
-    @app.command("pool-import")
+    @cases.command("judgments")
     def pool_import_cmd(
         pool_dir: Path = typer.Argument(..., help="pool directory written by `hoprag pool`"),
         judgments_file: Path = typer.Argument(..., help="judgments JSONL: {case_id, doc_id, grade, labeller, time}"),
@@ -81,3 +83,6 @@ def register(app: typer.Typer) -> None:
             grades = ", ".join(f"{j['labeller']}={j['grade']}" for j in item["judgments"])
             err.print(f"[yellow]conflict:[/] case {escape(item['case_id'])}, document {escape(item['doc_id'])}: "
                       f"{escape(grades)} → {item['grade']} ({item['rule']})")
+
+    renamed(app, "pool", pool_cmd, "cases pool")
+    renamed(app, "pool-import", pool_import_cmd, "cases judgments")

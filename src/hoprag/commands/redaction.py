@@ -1,4 +1,4 @@
-"""The ``redact`` command: a copy of a traces file fit to share (PII and user patterns replaced)."""
+"""The ``traces redact`` command: a copy of a traces file fit to share (PII and user patterns replaced)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from hoprag.commands import group, renamed
+
 out = Console()
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("redact")
+    @group(app, "traces").command("redact")
     def redact_cmd(
         traces_file: Path = typer.Argument(..., help="traces.jsonl (from hoprag run or any pipeline)"),
         out_file: Path = typer.Option(..., "--out", help="where the redacted copy goes (may be TRACES itself)"),
@@ -30,3 +32,5 @@ def register(app: typer.Typer) -> None:
         summary = redact_traces_file(traces_file, out_file, patterns)
         kinds = ", ".join(f"{kind}={n}" for kind, n in summary.counts.items()) or "nothing to replace"
         out.print(f"redacted {summary.changed} of {summary.traces} traces ({kinds}) → {summary.out}")
+
+    renamed(app, "redact", redact_cmd, "traces redact")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Optional
 import typer
 from rich.console import Console
 
-from hoprag.commands import STORE_HELP
+from hoprag.commands import STORE_HELP, group
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -43,8 +43,7 @@ def _removed_line(removed: RemovedRun) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    runs_app = typer.Typer(help="List and remove the runs in the run store.", no_args_is_help=True)
-    app.add_typer(runs_app, name="runs")
+    runs_app = group(app, "runs")
 
     @runs_app.command("list")
     def list_cmd(

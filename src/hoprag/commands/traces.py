@@ -1,4 +1,4 @@
-"""``hoprag import-traces otel``: another framework's OpenTelemetry spans as a traces file ``hoprag eval`` scores."""
+"""``hoprag traces import``: another framework's OpenTelemetry spans as a traces file ``hoprag eval`` scores."""
 
 from __future__ import annotations
 
@@ -8,14 +8,13 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from hoprag.commands import group, renamed
+
 out = Console()
 
 
 def register(app: typer.Typer) -> None:
-    group = typer.Typer(help="Turn another pipeline's recorded traces into hoprag traces.", no_args_is_help=True)
-    app.add_typer(group, name="import-traces")
-
-    @group.command("otel")
+    @group(app, "traces").command("import")
     def otel_cmd(
         spans_file: Path = typer.Argument(..., help="OTLP JSON spans: one export request per line, or one document"),
         out_file: Path = typer.Option(..., "--out", help="traces JSONL to write (replaced)"),
@@ -38,3 +37,5 @@ def register(app: typer.Typer) -> None:
                                      run_id=run_id, redact=redact)
         skipped = f", {summary.skipped} traces without retrieval or LLM spans skipped" if summary.skipped else ""
         out.print(f"read {summary.spans} spans: wrote {summary.traces} traces{skipped} → {escape(str(summary.out))}")
+
+    renamed(app, "import-traces otel", otel_cmd, "traces import")
