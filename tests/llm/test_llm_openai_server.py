@@ -69,6 +69,18 @@ def test_json_mode_is_grammar_constrained_to_the_schema(server_llm: OpenAICompat
     assert server_llm.json_mode in ("json_schema", "json_object+schema")
 
 
+def test_the_servers_stream_arrives_in_pieces_with_usage(server_llm: OpenAICompatLLM) -> None:
+    ask = [{"role": "system", "content": "You answer briefly."},
+           {"role": "user", "content": "Write a short poem about the sea."}]
+    stream = server_llm.stream(ask, max_tokens=12)
+    pieces = list(stream)
+    assert len(pieces) > 1  # the server's deltas, not the reply in one piece
+    done = stream.completion
+    assert done.text == "".join(pieces) and done.finish_reason in ("stop", "length")
+    assert done.usage.prompt_tokens > 0 and 0 < done.usage.completion_tokens
+    assert done.text == server_llm.complete(ask, max_tokens=12).text  # temperature 0, seed 0: the same reply
+
+
 def test_tiny_timeout_raises_timeout_error(llama_server: str) -> None:
     llm = OpenAICompatLLM("gemma3-270m", base_url=llama_server, timeout=0.01, retry=RetryPolicy(max_retries=0))
     with llm, pytest.raises(LLMTimeoutError, match=r"within 0.01 s") as info:

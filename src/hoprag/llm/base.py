@@ -1,4 +1,4 @@
-"""The LLM contract: a backend implements ``_complete``; the base builds ``complete`` on it.
+"""The LLM contract: a backend implements ``_complete`` (and ``_stream`` to stream); the base builds the rest.
 
 ``complete`` adds what every backend needs the same way: message validation, retries with
 exponential backoff and seeded jitter for retryable errors (rate limits, 5xx, timeouts), wall-clock
@@ -10,21 +10,29 @@ question's model budget). Each attempt runs inside one wall-clock bound of
 :mod:`hoprag.llm.deadline`: ``timeout`` seconds from its start, never past the deadline, enforced on
 every socket operation of the call (connect, each read, each write), so a server that trickles or
 stalls cannot stretch it; no backoff wait runs past the deadline, and once it has passed no further
-attempt is made. Subclasses cannot override ``complete`` or its attempt loop, so no backend skips
-the bound. A context-length error is never
+attempt is made. Subclasses cannot override ``complete``, ``stream`` or their attempt loops, so no
+backend skips the bound.
+
+``stream`` returns the reply as it arrives (:class:`~hoprag.llm.streaming.CompletionStream`: text
+pieces, then the whole :class:`Completion`) with the same validation, deadline, retries and usage and
+cost accounting as ``complete``; an error is retried only before the first piece was handed out,
+and the stream is ended with :class:`~hoprag.llm.errors.LLMTimeoutError` once its attempt's bound
+has passed (time the caller spends between pieces counts). A backend streams by yielding
+:class:`~hoprag.llm.streaming.Delta` pieces from ``_stream``; one that does not gets its ``_complete``
+reply as one piece. Streams are text only (a JSON reply is validated whole, so use ``complete``).
+A context-length error is never
 retried as is; the backend learns the context window from it (``context_window``) so callers can
 fit the next prompt (:meth:`LLM.prompt_tokens` estimates a prompt's size).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -32,12 +40,29 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hoprag.errors import ConfigError
 from hoprag.llm import deadline as call_deadline
-from hoprag.llm.errors import LLMBudgetError, LLMContextLengthError, LLMError, LLMJSONError, LLMRateLimitError
+from hoprag.llm.errors import (
+    LLMBudgetError,
+    LLMContextLengthError,
+    LLMError,
+    LLMJSONError,
+    LLMRateLimitError,
+    LLMTimeoutError,
+)
+from hoprag.llm.messages import (  # noqa: F401 - the request side, re-exported where it always was
+    ROLES,
+    Message,
+    MessagesLike,
+    json_instruction,
+    normalize_messages,
+    repair_prompt,
+    sum_usage,
+    with_system,
+)
 from hoprag.llm.pricing import PriceTable
 from hoprag.llm.schemas import ResolvedSchema, SchemaLike, parse_json_reply, resolve_schema
+from hoprag.llm.streaming import CompletionStream, Delta
 from hoprag.records import Usage
 
-ROLES = ("system", "user", "assistant")
 DEFAULT_MAX_TOKENS = 512
 DEFAULT_TIMEOUT = 60.0
 #: tokens per character assumed for a model whose tokenizer is not at hand (≈ 3.3 characters per
@@ -45,20 +70,6 @@ DEFAULT_TIMEOUT = 60.0
 TOKENS_PER_CHAR = 0.3
 #: tokens a chat template adds around each message (role markers, separators)
 MESSAGE_OVERHEAD_TOKENS = 8
-
-@dataclass(frozen=True)
-class Message:
-    """One chat message."""
-
-    role: str
-    content: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {"role": self.role, "content": self.content}
-
-
-MessagesLike = str | Sequence[Message | Mapping[str, Any]]
-
 
 @dataclass(frozen=True)
 class Completion:
@@ -96,53 +107,6 @@ class RetryPolicy(BaseModel):
     seed: int = 0
 
 
-def normalize_messages(messages: MessagesLike) -> tuple[Message, ...]:
-    """Accept a prompt string, Message objects or ``{"role", "content"}`` dicts; reject anything else."""
-    if isinstance(messages, str):
-        messages = [Message("user", messages)]
-    out: list[Message] = []
-    for i, item in enumerate(messages):
-        if isinstance(item, Message):
-            msg = item
-        elif isinstance(item, Mapping) and "role" in item and "content" in item:
-            msg = Message(str(item["role"]), item["content"])
-        else:
-            raise ConfigError(f"message {i} must be a Message or a dict with 'role' and 'content', got {item!r}")
-        if msg.role not in ROLES:
-            raise ConfigError(f"message {i} has role {msg.role!r}; valid roles: {', '.join(ROLES)}")
-        if not isinstance(msg.content, str):
-            raise ConfigError(f"message {i} content must be a string, got {type(msg.content).__name__}")
-        out.append(msg)
-    if not out:
-        raise ConfigError("complete() needs at least one message")
-    return tuple(out)
-
-
-def sum_usage(*usages: Usage) -> Usage:
-    """Add token counts and cost."""
-    return Usage(
-        prompt_tokens=sum(u.prompt_tokens for u in usages),
-        completion_tokens=sum(u.completion_tokens for u in usages),
-        cost=sum(u.cost for u in usages),
-    )
-
-
-def json_instruction(schema: Mapping[str, Any]) -> str:
-    """The system text that asks for JSON; sent with every JSON request, constrained or not."""
-    return (
-        "Reply with a single JSON value and nothing else (no prose, no code fence). "
-        "It must be valid against this JSON Schema:\n" + json.dumps(schema, separators=(",", ":"), sort_keys=True)
-    )
-
-
-def repair_prompt(problems: Sequence[str]) -> str:
-    shown = "; ".join(problems[:5]) + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else "")
-    return (
-        f"Your reply was not valid: {shown}. Reply again with only the corrected JSON value, "
-        "valid against the schema, and nothing else."
-    )
-
-
 class LLM(ABC):
     """Base of every backend. Subclasses set ``name`` and implement :meth:`_complete`.
 
@@ -158,8 +122,8 @@ class LLM(ABC):
         # every call must pass through the base's attempt loop, which holds the call's deadline
         own = sorted(name for name in _SEALED if name in vars(cls))
         if own:
-            raise TypeError(f"{cls.__name__} overrides {', '.join(own)}: a backend implements _complete only, so"
-                            " every call keeps the deadline of hoprag.llm.deadline")
+            raise TypeError(f"{cls.__name__} overrides {', '.join(own)}: a backend implements _complete and"
+                            " _stream only, so every call keeps the deadline of hoprag.llm.deadline")
 
     def __init__(
         self,
@@ -200,7 +164,7 @@ class LLM(ABC):
         """Tokens the prompt of ``complete(messages, json_schema=...)`` takes (the JSON instruction included)."""
         msgs = normalize_messages(messages)
         if json_schema is not None:
-            msgs = _with_system(msgs, json_instruction(resolve_schema(json_schema).schema))
+            msgs = with_system(msgs, json_instruction(resolve_schema(json_schema).schema))
         return sum(self.count_tokens(m.content) + MESSAGE_OVERHEAD_TOKENS for m in msgs)
 
     @abstractmethod
@@ -218,6 +182,17 @@ class LLM(ABC):
         ``latency_ms``, ``attempts`` and ``usage.cost`` of the result are filled in by the base.
         """
 
+    def _stream(self, messages: Sequence[Message], *, max_tokens: int, temperature: float) -> Iterator[Delta]:
+        """Make one streamed call: yield the reply's text in pieces as it arrives, and the usage, finish
+        reason and model the server reports on any piece (usually the last).
+
+        The default hands out :meth:`_complete`'s reply as one piece; a backend with a real stream
+        overrides it. Raise :class:`LLMError` subclasses only, as ``_complete`` does. Each piece is
+        read within the attempt's bound; hold no lock between pieces that another call needs.
+        """
+        result = self._complete(messages, max_tokens=max_tokens, temperature=temperature, json_schema=None)
+        yield Delta(result.text, usage=result.usage, finish_reason=result.finish_reason, model=result.model)
+
     def complete(
         self,
         messages: MessagesLike,
@@ -234,17 +209,13 @@ class LLM(ABC):
         LLMError once retries (or the deadline) are spent, and LLMBudgetError when the deadline has
         passed before a call could be made.
         """
-        msgs = normalize_messages(messages)
-        if not isinstance(max_tokens, int) or max_tokens < 1:
-            raise ConfigError(f"max_tokens must be a positive integer, got {max_tokens!r}")
-        if temperature < 0:
-            raise ConfigError(f"temperature must be >= 0, got {temperature}")
+        msgs = _checked(messages, max_tokens, temperature)
         start = time.perf_counter()
         if json_schema is None:
             result, attempts = self._call(msgs, max_tokens, temperature, None, deadline)
             return self._finish(result, start, attempts, [result.usage])
         resolved = resolve_schema(json_schema)
-        msgs = _with_system(msgs, json_instruction(resolved.schema))
+        msgs = with_system(msgs, json_instruction(resolved.schema))
         first, attempts = self._call(msgs, max_tokens, temperature, resolved.schema, deadline)
         value, problems = _check(first.text, resolved)
         if not problems:
@@ -256,6 +227,49 @@ class LLM(ABC):
             raise LLMJSONError("; ".join(problems[:5]), model=self.model, text=second.text, attempts=2)
         return self._finish(second, start, attempts + more, [first.usage, second.usage], data=value)
 
+    def stream(
+        self,
+        messages: MessagesLike,
+        *,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        temperature: float = 0.0,
+        deadline: float | None = None,
+    ) -> CompletionStream:
+        """Complete a chat as a stream of text pieces; ``completion`` of the stream once it is read.
+
+        The request is checked at once (as by ``complete``); the call is made when the first piece
+        is asked for. Errors are those of ``complete``, raised while reading.
+        """
+        msgs = _checked(messages, max_tokens, temperature)
+        return CompletionStream(self._stream_call(msgs, max_tokens, temperature, deadline))
+
+    def _attempt_bound(self, deadline: float | None, attempt: int) -> tuple[float | None, float | None]:
+        """(end, time limit) of the attempt about to start; LLMBudgetError once the deadline has passed."""
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            raise LLMBudgetError(
+                "the caller's deadline passed before "
+                + (f"retry {attempt} could be made" if attempt else "the call could be made"),
+                model=self.model,
+            )
+        end = call_deadline.attempt_end(deadline, self.timeout)
+        limit = self.timeout if left is None or (self.timeout is not None and self.timeout <= left) else left
+        return end, limit
+
+    def _may_retry(self, exc: LLMError, attempt: int, msgs: Sequence[Message], deadline: float | None) -> bool:
+        """Whether the failed attempt ``attempt`` is tried again (after its backoff wait, done here)."""
+        exc.attempts = attempt + 1
+        if isinstance(exc, LLMContextLengthError):
+            self._learn_context(exc, msgs)
+            return False
+        if not exc.retryable or attempt >= self.retry.max_retries:
+            return False
+        delay = self.backoff_delay(attempt, exc)
+        if deadline is not None and time.monotonic() + delay >= deadline:
+            return False  # the wait alone would spend what the deadline leaves
+        self._sleep(delay)
+        return True
+
     def _call(
         self,
         msgs: Sequence[Message],
@@ -266,32 +280,57 @@ class LLM(ABC):
     ) -> tuple[Completion, int]:
         attempt = 0
         while True:
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                raise LLMBudgetError(
-                    "the caller's deadline passed before "
-                    + (f"retry {attempt} could be made" if attempt else "the call could be made"),
-                    model=self.model,
-                )
+            end, limit = self._attempt_bound(deadline, attempt)
             try:
-                end = call_deadline.attempt_end(deadline, self.timeout)
-                limit = self.timeout if left is None or (self.timeout is not None and self.timeout <= left) else left
                 with call_deadline.bounded(end, limit):
                     result = self._complete(msgs, max_tokens=max_tokens, temperature=temperature, json_schema=schema)
                 return result, attempt + 1
-            except LLMContextLengthError as exc:
-                self._learn_context(exc, msgs)
-                exc.attempts = attempt + 1
-                raise
             except LLMError as exc:
-                exc.attempts = attempt + 1
-                if not exc.retryable or attempt >= self.retry.max_retries:
+                if not self._may_retry(exc, attempt, msgs, deadline):
                     raise
-                delay = self.backoff_delay(attempt, exc)
-                if deadline is not None and time.monotonic() + delay >= deadline:
-                    raise  # the wait alone would spend what the deadline leaves
-                self._sleep(delay)
                 attempt += 1
+
+    def _stream_call(
+        self, msgs: Sequence[Message], max_tokens: int, temperature: float, deadline: float | None
+    ) -> Generator[str, None, Completion]:
+        """The attempt loop of a stream: retried only while no piece has been handed out."""
+        start = time.perf_counter()
+        attempt = 0
+        while True:
+            end, limit = self._attempt_bound(deadline, attempt)
+            parts: list[str] = []
+            last = Delta()
+            pieces = iter(self._stream(msgs, max_tokens=max_tokens, temperature=temperature))
+            try:
+                while True:
+                    if end is not None and time.monotonic() >= end:
+                        raise LLMTimeoutError(
+                            f"the streamed reply did not finish within {_seconds(limit)} s and was abandoned"
+                            f" after {len(parts)} pieces", model=self.model, timeout=limit)
+                    # each read of the backend's stream keeps the attempt's bound (hoprag.llm.deadline)
+                    with call_deadline.bounded(end, limit):
+                        delta = next(pieces, None)
+                    if delta is None:
+                        break
+                    last = Delta(last.text, delta.usage or last.usage, delta.finish_reason or last.finish_reason,
+                                 delta.model or last.model)
+                    if delta.text:
+                        parts.append(delta.text)
+                        yield delta.text
+            except LLMError as exc:
+                if parts or not self._may_retry(exc, attempt, msgs, deadline):
+                    exc.attempts = attempt + 1
+                    raise
+                attempt += 1
+                continue
+            finally:
+                close = getattr(pieces, "close", None)
+                if close is not None:
+                    close()  # ends the request (and frees the model) however the stream ended
+            text = "".join(parts)
+            usage = last.usage or Usage(self.prompt_tokens(msgs), self.count_tokens(text) if text else 0)
+            reply = Completion(text=text, usage=usage, model=last.model or self.model, finish_reason=last.finish_reason)
+            return self._finish(reply, start, attempt + 1, [usage])
 
     def _learn_context(self, exc: LLMContextLengthError, msgs: Sequence[Message]) -> None:
         """Remember the window a context-length error names, and how many tokens our characters make."""
@@ -341,13 +380,21 @@ class LLM(ABC):
 
 
 #: the methods of the call path a backend may not replace (see LLM.__init_subclass__)
-_SEALED = ("complete", "_call")
+_SEALED = ("complete", "stream", "_call", "_stream_call", "_attempt_bound", "_may_retry")
 
 
-def _with_system(msgs: tuple[Message, ...], text: str) -> tuple[Message, ...]:
-    if msgs[0].role == "system":
-        return (Message("system", msgs[0].content + "\n\n" + text), *msgs[1:])
-    return (Message("system", text), *msgs)
+def _checked(messages: MessagesLike, max_tokens: int, temperature: float) -> tuple[Message, ...]:
+    """The messages of a request whose options are valid (ConfigError otherwise)."""
+    msgs = normalize_messages(messages)
+    if not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ConfigError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+    if temperature < 0:
+        raise ConfigError(f"temperature must be >= 0, got {temperature}")
+    return msgs
+
+
+def _seconds(value: float | None) -> str:
+    return "unlimited" if value is None else f"{value:.3g}"
 
 
 def _check(text: str, resolved: ResolvedSchema) -> tuple[Any, list[str]]:

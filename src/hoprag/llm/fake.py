@@ -10,7 +10,8 @@
 A reply is a string (the text), a dict/list or pydantic instance (sent as JSON), a
 :class:`~hoprag.llm.base.Completion` (returned as is), an exception instance or class (raised), or
 a callable taking the :class:`Call` and returning one of those. Backoff waits are recorded in
-``sleeps`` instead of slept unless ``sleep=`` is given. Safe to call from several threads.
+``sleeps`` instead of slept unless ``sleep=`` is given. ``stream`` hands a text reply out word by
+word (one queued reply per streamed call, as for ``complete``). Safe to call from several threads.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,7 @@ from hoprag.errors import ConfigError
 from hoprag.llm.base import Completion, LLM, Message
 from hoprag.llm.errors import LLMTimeoutError
 from hoprag.llm.offline import count_tokens, prompt_tokens
+from hoprag.llm.streaming import Delta, text_deltas
 from hoprag.records import Usage
 
 
@@ -130,6 +132,9 @@ class ScriptedLLM(LLM):
                                       model=self.model, timeout=limit)
             time.sleep(self.delay)
         return self._materialise(reply, call)
+
+    def _stream(self, messages: Sequence[Message], *, max_tokens: int, temperature: float) -> Iterator[Delta]:
+        yield from text_deltas(self._complete(messages, max_tokens=max_tokens, temperature=temperature, json_schema=None))
 
     def _materialise(self, reply: Reply, call: Call) -> Completion:
         if isinstance(reply, BaseException):

@@ -10,6 +10,10 @@ the tokenizer rather than reported by llama.cpp. Prompt evaluation itself cannot
 A timeout is not retried: with the same seed and prompt the model would take as long again.
 Calls are serialised by a lock because a ``llama_cpp.Llama`` is not thread-safe.
 
+A streamed call hands out each generated token as llama.cpp makes it (the lock is held until the
+stream ends or is closed); the base class checks the attempt's bound before each one, so a stream
+past it is ended at the next token and generation stops there.
+
 The context window is ``n_ctx`` and tokens are counted with the model's own tokenizer, so callers
 can fit a prompt before sending it; a prompt that still does not fit raises
 :class:`~hoprag.llm.errors.LLMContextLengthError` instead of llama.cpp's ValueError.
@@ -20,7 +24,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +32,7 @@ from hoprag.errors import InputError
 from hoprag.llm import deadline as call_deadline
 from hoprag.llm.base import DEFAULT_TIMEOUT, Completion, LLM, Message
 from hoprag.llm.errors import LLMContextLengthError, LLMDependencyError, LLMError, LLMResponseError, LLMTimeoutError
+from hoprag.llm.streaming import Delta
 from hoprag.records import Usage
 
 # llama-cpp-python's words for a prompt longer than the context
@@ -153,20 +158,52 @@ class LlamaCppLLM(LLM):
                 else:
                     data = self._llama.create_chat_completion(**options)
             except (ValueError, RuntimeError) as exc:
-                too_long = _TOO_LONG.search(str(exc))
-                if too_long:
-                    needed, window = int(too_long.group(1)), int(too_long.group(2))
-                    raise LLMContextLengthError(
-                        f"the prompt ({needed} tokens) does not fit the context window of {window} tokens",
-                        model=self.model, window=window, prompt_tokens=needed,
-                    ) from exc
-                raise LLMError(f"llama.cpp failed: {exc}", model=self.model,
-                               fix="shorten the prompt or raise n_ctx (the context window)") from exc
+                raise self._failure(exc) from exc
         if deadline is not None and (deadline.passed or time.monotonic() > deadline.deadline):
             error = LLMTimeoutError(f"generation did not finish within {timeout:.3g} s", model=self.model, timeout=timeout)
             error.retryable = False  # the same seed and prompt would take as long again
             raise error
         return _parse(data, self.model)
+
+    def _stream(self, messages: Sequence[Message], *, max_tokens: int, temperature: float) -> Iterator[Delta]:
+        prompt_tokens = sum(self.count_tokens(m.content) for m in messages)  # before the lock: it takes it too
+        options: dict[str, Any] = {"messages": [m.to_dict() for m in messages], "max_tokens": max_tokens,
+                                   "temperature": temperature, "seed": self.seed, "stream": True}
+        with self._lock:
+            chunks = None
+            made = 0
+            finish = None
+            try:
+                chunks = self._llama.create_chat_completion(**options)
+                for chunk in chunks:
+                    choice = chunk["choices"][0]
+                    finish = choice.get("finish_reason") or finish
+                    piece = (choice.get("delta") or {}).get("content")
+                    if piece:
+                        made += 1
+                        yield Delta(piece)
+            except (ValueError, RuntimeError) as exc:
+                raise self._failure(exc) from exc
+            except (KeyError, IndexError, TypeError) as exc:
+                raise LLMResponseError(f"llama.cpp streamed a chunk without a choice: {exc}", model=self.model) from exc
+            finally:
+                closer = getattr(chunks, "close", None)
+                if closer is not None:
+                    closer()  # stops generation when the stream is abandoned
+        # llama.cpp reports no usage on a stream: the prompt by the tokenizer, one token per piece
+        yield Delta(usage=Usage(prompt_tokens, made), finish_reason=finish, model=self.model)
+
+    def _failure(self, exc: Exception) -> LLMError:
+        """llama.cpp's ValueError or RuntimeError as the LLM error it stands for."""
+        too_long = _TOO_LONG.search(str(exc))
+        if too_long:
+            needed, window = int(too_long.group(1)), int(too_long.group(2))
+            return LLMContextLengthError(
+                f"the prompt ({needed} tokens) does not fit the context window of {window} tokens",
+                model=self.model, window=window, prompt_tokens=needed,
+            )
+        return LLMError(f"llama.cpp failed: {exc}", model=self.model,
+                        fix="shorten the prompt or raise n_ctx (the context window)")
 
 
 def _collect(chunks: Any, deadline: _Deadline, prompt_tokens: int) -> dict[str, Any]:

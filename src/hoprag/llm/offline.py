@@ -7,6 +7,7 @@ None (pass), a string (the reply text) or a JSON-able value / pydantic instance 
 Unclaimed JSON requests get :func:`~hoprag.llm.schemas.minimal_instance` of the schema; unclaimed
 text requests get the first line of the last user message, cut to ``max_tokens`` tokens.
 Token counts are words and punctuation marks (``\\w+|[^\\w\\s]``), so usage is stable across runs.
+A streamed reply is the same text handed out word by word.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ from hoprag.llm import deadline as call_deadline
 from hoprag.llm.base import Completion, LLM, Message
 from hoprag.llm.errors import LLMError, LLMTimeoutError
 from hoprag.llm.schemas import minimal_instance
+from hoprag.llm.streaming import Delta, text_deltas
 from hoprag.records import Usage
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -125,6 +127,9 @@ class OfflineLLM(LLM):
             raw={"responder": claimed},
             finish_reason="stop",
         )
+
+    def _stream(self, messages: Sequence[Message], *, max_tokens: int, temperature: float) -> Iterator[Delta]:
+        yield from text_deltas(self._complete(messages, max_tokens=max_tokens, temperature=temperature, json_schema=None))
 
     def _respond(self, request: OfflineRequest) -> Any:
         with self._lock:

@@ -8,12 +8,16 @@
             return MyBackend(...)
 
 A scripted backend overrides :meth:`LLMConformance.expect` to queue the replies a real model would
-give; real backends ignore it and are checked on properties, not wording. Needs pytest.
+give; real backends ignore it and are checked on properties, not wording. Streaming
+(:meth:`LLM.stream`) is held to the same contract: the pieces join to the reply ``complete`` gives
+(for a deterministic backend), usage and cost are counted, a deadline ends a stream, and a stream
+closed early leaves the backend ready for the next call. Needs pytest.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -21,6 +25,7 @@ from pydantic import BaseModel
 
 from hoprag.errors import ConfigError
 from hoprag.llm.base import LLM, Completion
+from hoprag.llm.errors import LLMBudgetError, LLMTimeoutError
 from hoprag.llm.pricing import ModelPrice, PriceTable
 from hoprag.llm.schemas import validate
 
@@ -32,6 +37,11 @@ CITY_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 QUESTION = "What is the capital of France? Answer in one short sentence."
+#: a request whose reply runs to many pieces (the offline backend echoes its first line)
+LONG_ASK = ("Tell the long story of the lighthouse keeper who kept the light burning through every storm of the"
+            " winter, one night after another, until the spring ships came home safe to the harbour")
+LONG_REPLY = LONG_ASK
+BRIEF = {"role": "system", "content": "You answer briefly."}
 
 
 class Country(BaseModel):
@@ -117,3 +127,64 @@ class LLMConformance:
             llm.complete("hi", max_tokens=0)
         with pytest.raises(ConfigError, match="temperature"):
             llm.complete("hi", temperature=-1.0)
+
+    # -- streaming ------------------------------------------------------------------------------
+
+    def test_stream_pieces_join_to_the_completed_text(self, llm: LLM) -> None:
+        if not self.deterministic:
+            pytest.skip("this backend does not promise determinism")
+        self.expect(llm, "Paris is the capital of France.", "Paris is the capital of France.")
+        ask = [BRIEF, {"role": "user", "content": QUESTION}]
+        whole = llm.complete(ask, max_tokens=16)
+        stream = llm.stream(ask, max_tokens=16)
+        pieces = list(stream)
+        assert pieces and all(isinstance(p, str) and p for p in pieces)
+        assert "".join(pieces) == whole.text
+        assert stream.completion is not None and stream.completion.text == whole.text
+
+    def test_stream_counts_usage_and_cost(self, llm: LLM) -> None:
+        self.expect(llm, "Paris is the capital of France.")
+        saved = llm.prices
+        llm.prices = PriceTable(models={llm.model: ModelPrice(input_per_million=1.0, output_per_million=2.0)})
+        try:
+            stream = llm.stream([BRIEF, {"role": "user", "content": QUESTION}], max_tokens=8)
+            text = "".join(stream)
+        finally:
+            llm.prices = saved
+        done = stream.completion
+        assert isinstance(done, Completion) and done.text == text and text.strip()
+        assert done.usage.prompt_tokens > 0 and done.usage.completion_tokens > 0
+        if self.supports_max_tokens:
+            assert done.usage.completion_tokens <= 8
+        assert done.usage.cost == pytest.approx(
+            (done.usage.prompt_tokens * 1.0 + done.usage.completion_tokens * 2.0) / 1e6)
+        assert done.latency_ms > 0 and done.attempts == 1 and done.model
+
+    def test_a_deadline_ends_a_stream(self, llm: LLM) -> None:
+        self.expect(llm, "The keeper.", LONG_REPLY)
+        ask = [BRIEF, {"role": "user", "content": LONG_ASK}]
+        llm.complete(ask, max_tokens=4)  # an in-process model reads a new prompt at once, uninterruptibly
+        started = time.monotonic()
+        stream = llm.stream(ask, max_tokens=48, deadline=started + 0.5)
+        read: list[str] = []
+        with pytest.raises((LLMTimeoutError, LLMBudgetError)):
+            for piece in stream:
+                read.append(piece)
+                time.sleep(0.2)  # a slow reader: its time counts against the deadline too
+        assert time.monotonic() - started < 0.5 + 0.2 + 2.0
+        assert len(read) <= 4  # ended at the deadline, not at the end of the reply
+
+    def test_a_stream_closed_early_leaves_the_backend_ready(self, llm: LLM) -> None:
+        self.expect(llm, LONG_REPLY, "Paris.")
+        with llm.stream([BRIEF, {"role": "user", "content": LONG_ASK}], max_tokens=32) as stream:
+            assert next(stream)
+        assert stream.completion is None
+        assert llm.complete([BRIEF, {"role": "user", "content": QUESTION}], max_tokens=8).text.strip()
+
+    def test_bad_stream_requests_are_refused_before_any_call(self, llm: LLM) -> None:
+        with pytest.raises(ConfigError):
+            llm.stream([])
+        with pytest.raises(ConfigError, match="max_tokens"):
+            llm.stream("hi", max_tokens=0)
+        with pytest.raises(ConfigError, match="temperature"):
+            llm.stream("hi", temperature=-1.0)
