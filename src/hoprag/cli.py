@@ -10,21 +10,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from hoprag.cli_engine import engine_options
 from hoprag.commands import ACL_LEVELS_OPT, CLEARANCE_OPT, EMBEDDER_NAMES, EXECUTOR_OPT, WORKERS_OPT, caller_clearance, check_choice
-from hoprag.cli_llm import (
-    API_KEY_OPT,
-    BASE_URL_OPT,
-    LLM_BUDGET_OPT,
-    LLM_OPT,
-    LLM_RETRIES_OPT,
-    LLM_TIMEOUT_OPT,
-    N_CTX_OPT,
-    PLANNER_OPT,
-    STRICT_LLM_OPT,
-    SYNTH_OPT,
-    llm_settings,
-    model_specs,
-)
 
 app = typer.Typer(
     add_completion=False,
@@ -34,11 +21,6 @@ app = typer.Typer(
 )
 out = Console()
 err = Console(stderr=True)
-
-ENGINES = ("single", "multihop")
-MODES = ("bm25", "dense", "hybrid")
-FUSIONS = ("rrf", "weighted")
-
 
 @app.callback()
 def _root(
@@ -63,10 +45,6 @@ def check_question(text: str, what: str = "question") -> str:
     if not cleaned:
         raise ConfigError(f"the {what} is empty. Fix: give it as a quoted argument, e.g. \"Who founded Kestrel Dynamics?\"")
     return check_text(cleaned, what)
-
-
-def _check_engine(engine: str) -> str:
-    return check_choice(engine, ENGINES, "engine")
 
 
 @app.command("import")
@@ -105,6 +83,7 @@ def search_cmd(
 ) -> None:
     """Ranked hits for a query (with --clearance: only documents the caller may see, still k of them)."""
     from hoprag.index.open import open_index
+    from hoprag.pipeline.spec import FUSIONS, MODES
     from hoprag.render import hits_table
 
     query = check_question(query, "query")
@@ -117,76 +96,24 @@ def search_cmd(
     out.print(hits_table(hits, index.chunks, title=escape(f"{len(hits)} hits for {query!r}")))
 
 
-# Options shared by the commands that answer questions.
-MODE_OPT = typer.Option("bm25", "--mode", help="retrieval: bm25 | dense | hybrid (dense needs `hoprag index --dense`)")
-FUSION_OPT = typer.Option("rrf", "--fusion", help="hybrid fusion: rrf (reciprocal rank) | weighted (min-max scores)")
-# (the model flags --llm, --planner-llm, --synth-llm, --base-url, --api-key, --llm-timeout, --llm-retries,
-# --n-ctx, --llm-budget and --strict-llm are shared with `ablate`: hoprag.cli_llm)
-RERANK_OPT = typer.Option("offline", "--rerank", help="reranker: offline (chain-aware) | llm")
-GRAPH_OPT = typer.Option(
-    None, "--graph/--no-graph",
-    help="walk the index's entity graph between hops (personalised PageRank); default: on when the index has one",
-)
-ENGINE_OPT = typer.Option("multihop", "--engine", help="single or multihop")
-K_OPT = typer.Option(None, "--k", min=1, max=1_000, help="hits per retrieval call (default: the engine's)")
-
-
-def _model_settings(ctx, engine, llm, planner_llm, synth_llm, **flags):
-    """The model specs and LLMSettings the model flags ask for (a flag no backend can use is refused)."""
-    specs = model_specs(ctx, engine, {"llm": llm, "planner_llm": planner_llm, "synth_llm": synth_llm})
-    return specs, llm_settings(ctx, list(specs.values()), **flags)
-
-
-def _make_engine(engine, index, *, k, mode, llm, planner_llm, synth_llm, rerank, llm_settings=None, on_event=None,
-                 fusion="rrf", clearance=None, graph=None):
-    from hoprag.pipeline.factory import make_engine
-
-    return make_engine(
-        _check_engine(engine),
-        index,
-        k=k,
-        mode=check_choice(mode, MODES, "mode"),
-        fusion=check_choice(fusion, FUSIONS, "fusion"),
-        llm=llm,
-        planner_llm=planner_llm,
-        synth_llm=synth_llm,
-        rerank=rerank,
-        on_event=on_event,
-        llm_settings=llm_settings,
-        clearance=clearance,
-        graph=graph,
-    )
+# The engine flags of ask and run (and ablate, serve) are one option group: hoprag.cli_engine.
 
 
 @app.command("ask")
+@engine_options()
 def ask_cmd(
-    ctx: typer.Context,
     index_dir: str = typer.Argument(..., help="index directory, or a postgresql://…?index=NAME URL"),
     question: str = typer.Argument(...),
-    engine: str = ENGINE_OPT,
-    k: Optional[int] = K_OPT,
-    mode: str = MODE_OPT,
-    fusion: str = FUSION_OPT,
-    llm: str = LLM_OPT,
-    planner_llm: Optional[str] = PLANNER_OPT,
-    synth_llm: Optional[str] = SYNTH_OPT,
-    base_url: Optional[str] = BASE_URL_OPT,
-    api_key: Optional[str] = API_KEY_OPT,
-    llm_timeout: float = LLM_TIMEOUT_OPT,
-    llm_retries: int = LLM_RETRIES_OPT,
-    n_ctx: Optional[int] = N_CTX_OPT,
-    llm_budget: float = LLM_BUDGET_OPT,
-    strict_llm: bool = STRICT_LLM_OPT,
-    rerank: str = RERANK_OPT,
-    graph: Optional[bool] = GRAPH_OPT,
     as_json: bool = typer.Option(
         False, "--json", help="print the whole Trace as JSON (printed, not stored: PII is not redacted)"
     ),
     clearance: Optional[str] = CLEARANCE_OPT,
     acl_levels: Optional[str] = ACL_LEVELS_OPT,
+    spec=None,  # the EngineSpec hoprag.cli_engine.engine_options makes of the engine flags
 ) -> None:
     """Answer one question, then show the evidence trail hop by hop."""
     from hoprag.index.open import open_index
+    from hoprag.pipeline.factory import make_engine
     from hoprag.render import trace_report
 
     def progress(stage: str, hop: int, detail: str) -> None:
@@ -195,19 +122,12 @@ def ask_cmd(
             err.print(f"[dim]{where}{stage} {escape(detail)} …[/]")
 
     question = check_question(question)
-    specs, settings = _model_settings(
-        ctx, engine, llm, planner_llm, synth_llm, base_url=base_url, api_key=api_key, llm_timeout=llm_timeout,
-        llm_retries=llm_retries, n_ctx=n_ctx, llm_budget=llm_budget, strict_llm=strict_llm,
-    )
     index = open_index(index_dir)
-    runner = _make_engine(
-        engine, index, k=k, mode=mode, **specs, rerank=rerank, llm_settings=settings, on_event=progress,
-        fusion=fusion, clearance=caller_clearance(clearance, acl_levels, index), graph=graph,
-    )
+    runner = make_engine(spec, index, on_event=progress, clearance=caller_clearance(clearance, acl_levels, index))
     trace = runner.answer(question, case_id="ask")
     from hoprag.telemetry import record_trace  # spans only when OTEL_EXPORTER_OTLP_ENDPOINT is set
 
-    record_trace(trace, model=llm)
+    record_trace(trace, model=spec.llm)
     if as_json:
         print(json.dumps(trace.to_dict(), ensure_ascii=False, indent=2))
         return
@@ -216,27 +136,11 @@ def ask_cmd(
 
 
 @app.command("run")
+@engine_options()
 def run_cmd(
-    ctx: typer.Context,
     index_dir: str = typer.Argument(..., help="index directory, or a postgresql://…?index=NAME URL"),
     cases_file: Path = typer.Argument(..., help="cases.jsonl (only the questions reach the engine)"),
     out_file: Path = typer.Option(..., "--out", help="traces JSONL, appended as the run goes"),
-    engine: str = ENGINE_OPT,
-    k: Optional[int] = K_OPT,
-    mode: str = MODE_OPT,
-    fusion: str = FUSION_OPT,
-    llm: str = LLM_OPT,
-    planner_llm: Optional[str] = PLANNER_OPT,
-    synth_llm: Optional[str] = SYNTH_OPT,
-    base_url: Optional[str] = BASE_URL_OPT,
-    api_key: Optional[str] = API_KEY_OPT,
-    llm_timeout: float = LLM_TIMEOUT_OPT,
-    llm_retries: int = LLM_RETRIES_OPT,
-    n_ctx: Optional[int] = N_CTX_OPT,
-    llm_budget: float = LLM_BUDGET_OPT,
-    strict_llm: bool = STRICT_LLM_OPT,
-    rerank: str = RERANK_OPT,
-    graph: Optional[bool] = GRAPH_OPT,
     resume: bool = typer.Option(
         True, "--resume/--no-resume",
         help="skip cases already in --out (refused if it was written by another engine, config or index), "
@@ -256,6 +160,7 @@ def run_cmd(
     executor: str = EXECUTOR_OPT,
     workers: Optional[int] = WORKERS_OPT,
     quiet: bool = typer.Option(False, "--quiet", "-q"),
+    spec=None,  # the EngineSpec hoprag.cli_engine.engine_options makes of the engine flags
 ) -> None:
     """Answer every case's question and write one Trace per case.
 
@@ -264,33 +169,25 @@ def run_cmd(
     from hoprag.datasets.schema import load_cases
     from hoprag.index.open import open_index
     from hoprag.executors import parse_executor
+    from hoprag.pipeline.factory import make_engine
     from hoprag.pipeline.runner import questions_from_cases, run_questions
     from hoprag.progress import progress_bar
 
     pool = parse_executor(executor, workers=workers)
     questions = questions_from_cases(load_cases(cases_file))
-    specs, settings = _model_settings(
-        ctx, engine, llm, planner_llm, synth_llm, base_url=base_url, api_key=api_key, llm_timeout=llm_timeout,
-        llm_retries=llm_retries, n_ctx=n_ctx, llm_budget=llm_budget, strict_llm=strict_llm,
-    )
     index = open_index(index_dir)
-    runner = _make_engine(
-        engine, index, k=k, mode=mode, **specs, rerank=rerank, llm_settings=settings, fusion=fusion,
-        clearance=cleared, graph=graph,
-    )
+    cleared = caller_clearance(clearance, acl_levels, index)
+    runner = make_engine(spec, index, clearance=cleared)
     from hoprag.telemetry import traced_engine  # spans per question only when tracing is on
 
-    runner = traced_engine(runner, model=llm)
+    runner = traced_engine(runner, model=spec.llm)
     setup = None
-    cleared = caller_clearance(clearance, acl_levels, index)
     if pool.name == "ray":  # each Ray worker builds the same engine over the same index (engine_recipe)
         from hoprag.pipeline.engine_recipe import EngineRecipe
 
-        setup = EngineRecipe.over(
-            index_dir, name=engine, k=k, mode=mode, fusion=fusion, **specs, rerank=rerank, llm_settings=settings,
-            clearance=cleared, graph=graph, config_hash=getattr(runner, "config_hash", ""),
-            artifact_id=index.manifest.artifact_id, traced=True)
-    with progress_bar(f"run {engine}", len(questions), quiet=quiet) as progress:
+        setup = EngineRecipe.over(index_dir, spec=spec, clearance=cleared, config_hash=getattr(runner, "config_hash", ""),
+                                  artifact_id=index.manifest.artifact_id, traced=True)
+    with progress_bar(f"run {spec.engine}", len(questions), quiet=quiet) as progress:
         summary = run_questions(runner, questions, out_file, resume=resume, progress=progress, redact=redact,
                                 index_artifact_id=index.manifest.artifact_id, executor=pool, setup=setup,
                                 retry_errors=not keep_errors)
@@ -311,7 +208,7 @@ def run_cmd(
     if summary.errors:
         from hoprag.pipeline.runner import QuestionsFailedError
 
-        raise QuestionsFailedError(summary, strict_llm=strict_llm)
+        raise QuestionsFailedError(summary, strict_llm=spec.llm_settings.strict)
 
 
 @app.command("demo")
@@ -348,13 +245,6 @@ def _register_command_modules() -> None:
 _register_command_modules()
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Console entry point: the app inside the one error boundary (:mod:`hoprag.cli_boundary`)."""
-    from hoprag.cli_boundary import run_app
-
-    run_app(app, argv)
-
-
 def _install_guards() -> None:
     """Every command's outputs are checked against its inputs before it runs (:mod:`hoprag.cli_io`)."""
     from hoprag.cli_io import install
@@ -363,6 +253,13 @@ def _install_guards() -> None:
 
 
 _install_guards()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point: the app inside the one error boundary (:mod:`hoprag.cli_boundary`)."""
+    from hoprag.cli_boundary import run_app
+
+    run_app(app, argv)
 
 
 if __name__ == "__main__":

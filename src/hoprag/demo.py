@@ -15,18 +15,20 @@ from rich.console import Console
 from hoprag.datasets.importers import import_dataset, write_import
 from hoprag.datasets.schema import dataset_version, load_cases
 from hoprag.errors import InputError
-from hoprag.evaluation.runner import evaluate, read_traces
+from hoprag.evaluation.chain_eval import evaluate_chains
 from hoprag.index.open import open_index
 from hoprag.index.store import IndexConfig, build_index
 from hoprag.io.kinds import JSON_DOCUMENT, MARKDOWN_REPORT
 from hoprag.io.outputs import write_text
+from hoprag.io.traces import read_traces
 from hoprag.ingest.loaders import load_documents
 from hoprag.pipeline.factory import make_engine
+from hoprag.pipeline.spec import ENGINE_NAMES, EngineSpec
 from hoprag.pipeline.runner import questions_from_cases, run_questions
 from hoprag.progress import progress_bar, staged_progress
 from hoprag.render import comparison_table
 
-ENGINES = ("single", "multihop")
+ENGINES = ENGINE_NAMES
 # (label, engine, retrieval mode); the hybrid rows run when the demo is asked for dense vectors.
 BM25_RUNS = (("single", "single", "bm25"), ("multihop", "multihop", "bm25"))
 HYBRID_RUNS = (("single-hybrid", "single", "hybrid"), ("multihop-hybrid", "multihop", "hybrid"))
@@ -139,18 +141,18 @@ def run_demo(
         }
         runs = BM25_RUNS + (HYBRID_RUNS if dense else ())
         for engine_name, engine_kind, mode in runs:
-            engine = make_engine(engine_kind, index, mode=mode)
+            engine = make_engine(EngineSpec(engine=engine_kind, mode=mode), index)
             traces_path = work / f"traces-{engine_name}.jsonl"
             with progress_bar(f"{name}: {engine_name}", len(questions), quiet=quiet) as progress:
                 summary = run_questions(engine, questions, traces_path, resume=False, progress=progress, redact=redact)
             traces = read_traces(traces_path)
-            result = evaluate(cases, traces, ks=(2, 5, 10))
+            result = evaluate_chains(cases, traces, ks=(2, 5, 10), dataset_version=entry["dataset_version"])
             write_text(work / f"eval-{engine_name}.json", json.dumps(result.to_json(), indent=2), JSON_DOCUMENT)
             entry["engines"][engine_name] = {
                 "run_id": summary.run_id,
                 "config_hash": getattr(engine, "config_hash", ""),
                 "aggregate": result.aggregate,
-                "by_question_type": result.aggregate_by("question_type"),
+                "by_question_type": result.groups["question_type"],
                 "stop_reasons": dict(Counter(t.stop_reason for t in traces)),
                 "errors": summary.errors,
             }

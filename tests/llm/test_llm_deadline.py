@@ -227,6 +227,10 @@ def test_a_backend_cannot_replace_the_call_path() -> None:
         type("Skipper", (LLM,), {"complete": lambda self, messages, **kw: None, "_complete": lambda *a, **k: None})
     with pytest.raises(TypeError, match="overrides _call"):
         type("Skipper", (LLM,), {"_call": lambda *a, **k: None, "_complete": lambda *a, **k: None})
+    with pytest.raises(TypeError, match="overrides stream"):
+        type("Skipper", (LLM,), {"stream": lambda *a, **k: None, "_complete": lambda *a, **k: None})
+    with pytest.raises(TypeError, match="overrides _stream_call"):
+        type("Skipper", (LLM,), {"_stream_call": lambda *a, **k: None, "_complete": lambda *a, **k: None})
 
 
 #: the only module that may open an HTTP connection for a model call
@@ -411,11 +415,11 @@ def test_the_service_stream_ends_in_an_answer_within_the_budget(index_dir, offli
     import httpx
 
     sys.path.insert(0, str(ROOT / "tests" / "service"))
-    from service_helpers import read_sse, start_service
+    from service_helpers import model_engine, read_sse, start_service
 
     with FaultyServer("sse") as model:
-        service = start_service(index_dir, tmp_path / "store.db", llm="openai:slow", clearance="restricted",
-                                llm_options={"base_url": model.url, "timeout": 3.0}, request_timeout=20.0)
+        service = start_service(index_dir, tmp_path / "store.db", clearance="restricted", request_timeout=20.0,
+                                engine=model_engine("openai:slow", base_url=model.url, timeout=3.0))
         live = next(service)
         try:
             started = time.monotonic()

@@ -25,6 +25,7 @@ from hoprag.ingest.loaders import load_corpora
 from hoprag.pipeline.engine_recipe import EngineRecipe
 from hoprag.pipeline.factory import make_engine
 from hoprag.pipeline.runner import questions_from_cases, run_questions
+from hoprag.pipeline.spec import EngineSpec
 
 ray = pytest.importorskip("ray")
 
@@ -45,7 +46,7 @@ def comparable(traces) -> list[tuple]:
 
 
 def _recipe(index_dir: Path, engine) -> EngineRecipe:
-    return EngineRecipe.over(index_dir, name="multihop", config_hash=engine.config_hash,
+    return EngineRecipe.over(index_dir, spec=EngineSpec(), config_hash=engine.config_hash,
                              artifact_id=load_index(index_dir).manifest.artifact_id)
 
 
@@ -80,7 +81,7 @@ def test_ray_run_resumes_where_a_local_run_stopped(enterprise, tmp_path):
 def test_a_worker_that_sees_another_index_refuses(enterprise, hotpot, tmp_path):
     index_dir, cases = enterprise
     engine = make_engine("multihop", load_index(index_dir))
-    wrong = EngineRecipe.over(hotpot[0], name="multihop", artifact_id=load_index(index_dir).manifest.artifact_id)
+    wrong = EngineRecipe.over(hotpot[0], spec=EngineSpec(), artifact_id=load_index(index_dir).manifest.artifact_id)
     with pytest.raises(ConfigError, match="every node must see the same index"):
         run_questions(engine, questions_from_cases(cases), tmp_path / "t.jsonl", executor=RayExecutor(workers=1),
                       setup=wrong)

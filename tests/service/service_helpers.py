@@ -67,6 +67,15 @@ class _Uvicorn:
         self.thread.join(timeout=10)
 
 
+def model_engine(llm: str, *, base_url: str, timeout: float, synth_only: bool = False) -> object:
+    """The engine spec of a service answering with ``llm`` at ``base_url`` (only the answer: ``synth_only``)."""
+    from hoprag.llm.settings import LLMSettings
+    from hoprag.pipeline.spec import EngineSpec
+
+    roles = {"synth_llm": llm} if synth_only else {"llm": llm}
+    return EngineSpec(**roles, llm_settings=LLMSettings(base_url=base_url, timeout=timeout))
+
+
 def start_service(index: Path, store: Path, **options: object) -> Iterator[LiveServer]:
     from hoprag.service.app import ServiceConfig, create_app
 

@@ -11,7 +11,7 @@ import re
 
 import httpx
 import pytest
-from service_helpers import free_port, read_sse, start_service
+from service_helpers import free_port, model_engine, read_sse, start_service
 
 from hoprag.llm.guard import question_scope
 from hoprag.pipeline.roles import ExtractiveSynthesizer
@@ -65,8 +65,8 @@ def test_a_spent_question_budget_falls_back_at_once_and_says_so(llama_server, ev
 def dead_model_service(enterprise_index, tmp_path_factory):
     """The service with an OpenAI-compatible model on a port where nothing listens."""
     store = tmp_path_factory.mktemp("service-dead-llm") / "store.db"
-    yield from start_service(enterprise_index, store, llm=f"openai:{MODEL}", clearance="restricted",
-                             llm_options={"base_url": f"http://127.0.0.1:{free_port()}/v1", "timeout": 5.0},
+    yield from start_service(enterprise_index, store, clearance="restricted",
+                             engine=model_engine(f"openai:{MODEL}", base_url=f"http://127.0.0.1:{free_port()}/v1", timeout=5.0),
                              request_timeout=20.0)
 
 
@@ -99,8 +99,8 @@ def test_a_dead_model_still_answers_the_json_ask(dead_model_service) -> None:
 def synth_model_service(enterprise_index, llama_server, tmp_path_factory):
     """The service answering with the real model (planning and judging offline: --synth-only)."""
     store = tmp_path_factory.mktemp("service-synth-llm") / "store.db"
-    yield from start_service(enterprise_index, store, llm=f"openai:{MODEL}", synth_only=True, clearance="restricted",
-                             llm_options={"base_url": llama_server, "timeout": 90.0}, request_timeout=120.0)
+    yield from start_service(enterprise_index, store, clearance="restricted", request_timeout=120.0,
+                             engine=model_engine(f"openai:{MODEL}", base_url=llama_server, timeout=90.0, synth_only=True))
 
 
 def test_the_service_streams_the_real_model_token_by_token(synth_model_service) -> None:
@@ -126,8 +126,8 @@ def slow_model_service(enterprise_index, llama_server, tmp_path_factory):
     """The service on the real llama.cpp server with a model budget shorter than the tiny model's
     planning call: the server is still busy with it when the answer is to be streamed."""
     store = tmp_path_factory.mktemp("service-slow-llm") / "store.db"
-    yield from start_service(enterprise_index, store, llm=f"openai:{MODEL}", clearance="restricted",
-                             llm_options={"base_url": llama_server, "timeout": 4.0}, request_timeout=8.0)
+    yield from start_service(enterprise_index, store, clearance="restricted", request_timeout=8.0,
+                             engine=model_engine(f"openai:{MODEL}", base_url=llama_server, timeout=4.0))
 
 
 def test_a_spent_budget_on_the_real_server_still_ends_the_stream_in_an_answer(slow_model_service) -> None:

@@ -10,16 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from hoprag.cli_llm import (
-    API_KEY_OPT,
-    BASE_URL_OPT,
-    LLM_BUDGET_OPT,
-    LLM_RETRIES_OPT,
-    LLM_TIMEOUT_OPT,
-    N_CTX_OPT,
-    STRICT_LLM_OPT,
-    llm_settings,
-)
+from hoprag.cli_engine import engine_options
 from hoprag.commands import (
     ACL_LEVELS_OPT,
     CLEARANCE_OPT,
@@ -36,6 +27,13 @@ from hoprag.json_text import dumps_indented
 
 out = Console()
 err = Console(stderr=True)
+
+# ablate's engine flags (hoprag.cli_engine): its rows fix the engines and roles; --k is its score cut-off
+ABLATE_FLAGS = ("mode", "fusion", "planner_llm", "base_url", "api_key", "llm_timeout", "llm_retries", "n_ctx",
+                "llm_budget", "strict_llm")
+ABLATE_PLANNER_OPT = typer.Option(
+    None, "--planner-llm", help="LLM planner for the iterative rows (default: the offline planner), vs the fixed template"
+)
 
 
 def scoring_executor(executor: str, workers: Optional[int]) -> Any:
@@ -89,6 +87,9 @@ def register(app: typer.Typer) -> None:
         cases_file: Path = typer.Argument(..., help="cases.jsonl"),
         traces_file: Path = typer.Argument(..., help="traces.jsonl from any pipeline"),
         ks: list[int] = typer.Option([2, 5, 10], "--k", min=1, help="cut-offs, e.g. --k 2 5 10"),
+        measures: list[str] = typer.Option(
+            [], "-m", "--measure", help="also score these registered measures, e.g. the document-level ones "
+            "hoprag trec-eval gives: -m P@5 -m R@5 -m nDCG@10 -m RR -m AP -m Success@5"),
         json_out: Optional[Path] = typer.Option(None, "--json", help="write {aggregate, cases, ...} JSON here"),
         html_out: Optional[Path] = typer.Option(None, "--html", help="write a self-contained HTML report here"),
         oracle: Optional[Path] = typer.Option(None, "--oracle", help="traces of an oracle-hop run (conditional hop recall)"),
@@ -112,21 +113,26 @@ def register(app: typer.Typer) -> None:
         from hoprag.datasets.schema import dataset_version
         from hoprag.evaluation.attribution import TokenContainmentJudge
         from hoprag.evaluation.calibration_record import judged_metric_meta, load_calibration
-        from hoprag.evaluation.chain_eval import evaluate_chains, load_trace_file
-        from hoprag.evaluation.runner import read_traces
+        from hoprag.evaluation.chain_eval import evaluate_chains
+        from hoprag.evaluation.chain_scoring import named_measure
+        from hoprag.io.traces import read_traces, read_traces_file
         from hoprag.render import comparison_table
 
         pool = scoring_executor(executor, workers)  # a missing ray extra stops before any file is read
+        for name in measures:  # an unknown -m name stops before any file is read, too
+            named_measure(name)
         judge = TokenContainmentJudge()
         record = load_calibration(judge_calibration) if judge_calibration is not None else None
         metric_meta = judged_metric_meta(judge, record, source=str(judge_calibration))
         cases, labels, corpus_ids = cases_and_labels(cases_file, corpus, span_match)
-        traces, excluded = load_trace_file(traces_file, strict=not lenient)
+        read = read_traces_file(traces_file, lenient=lenient)
+        traces, excluded = read.traces, list(read.exclusions)
         oracle_traces = read_traces(oracle) if oracle is not None else None
         report = evaluate_chains(
             cases, traces, ks=tuple(ks), oracle_traces=oracle_traces, dataset_version=dataset_version(cases_file),
             corpus_ids=corpus_ids, label_report=labels,
             exclusions=excluded, judge=judge, executor=pool, cases_checked=corpus is None,  # checked as read
+            extra_measures=tuple(measures),
         )
         payload = {**report.to_json(), "metric_meta": metric_meta}
         names = [n for n in payload["aggregate"] if not n.startswith(("n_", "na_"))]
@@ -145,50 +151,34 @@ def register(app: typer.Typer) -> None:
         report_trace_problems(report, strict=strict, excluded=len(excluded))
 
     @app.command("ablate")
+    @engine_options(ABLATE_FLAGS, options={"planner_llm": ABLATE_PLANNER_OPT})
     def ablate_cmd(
-        ctx: typer.Context,
         index_dir: str = typer.Argument(..., help="index directory, or a postgresql://…?index=NAME URL"),
         cases_file: Path = typer.Argument(...),
         out_dir: Path = typer.Option(..., "--out"),
         k: int = typer.Option(10, "--k", min=1, max=1_000),
         oracle_mode: str = typer.Option("augment", "--oracle-mode", help="augment or replace hop 1 with the gold chunks"),
-        planner_llm: Optional[str] = typer.Option(
-            None, "--planner-llm", help="LLM planner for the iterative rows (default: the offline planner), vs the fixed template"
-        ),
-        base_url: Optional[str] = BASE_URL_OPT,
-        api_key: Optional[str] = API_KEY_OPT,
-        llm_timeout: float = LLM_TIMEOUT_OPT,
-        llm_retries: int = LLM_RETRIES_OPT,
-        n_ctx: Optional[int] = N_CTX_OPT,
-        llm_budget: float = LLM_BUDGET_OPT,
-        strict_llm: bool = STRICT_LLM_OPT,
         clearance: Optional[str] = CLEARANCE_OPT,
         acl_levels: Optional[str] = ACL_LEVELS_OPT,
         executor: str = EXECUTOR_OPT,
         workers: Optional[int] = WORKERS_OPT,
+        spec=None,  # the EngineSpec hoprag.cli_engine.engine_options makes of the engine flags
     ) -> None:
-        """Single vs iterative, planner vs fixed template, ordering on/off, oracle-hop, oracle-evidence, minimal evidence."""
-        from hoprag.evaluation.ablations import AblationRecipe, run_ablations
+        """Single vs iterative, planner vs fixed template, ordering on/off, oracle-hop, oracle-evidence, minimal evidence.
+
+        --k is the cut-off of the scores here; the engines' hits per call is the engine config's k."""
+        from hoprag.evaluation.ablations import AblationRecipe, ablation_planner, check_ablation_spec, run_ablations
         from hoprag.executors import parse_executor
         from hoprag.index.open import index_location, open_index
 
         pool = parse_executor(executor, workers=workers)
-
-        settings = llm_settings(ctx, [planner_llm], base_url=base_url, api_key=api_key, llm_timeout=llm_timeout,
-                                llm_retries=llm_retries, n_ctx=n_ctx, llm_budget=llm_budget, strict_llm=strict_llm)
-        backend = settings.make(planner_llm)
-        planner = None
-        if backend is not None:
-            from hoprag.pipeline.llm_roles import LLMPlanner
-
-            planner = LLMPlanner(backend, guard=settings.guard())
+        planner = ablation_planner(check_ablation_spec(spec))
         index = open_index(index_dir)
         cleared = caller_clearance(clearance, acl_levels, index)
         # a Ray worker builds the same engines over the same index (AblationRecipe)
-        setup = (AblationRecipe(index_location(index_dir), planner_llm=planner_llm, llm_settings=settings, clearance=cleared)
-                 if pool.name == "ray" else None)
+        setup = AblationRecipe(index_location(index_dir), spec=spec, clearance=cleared) if pool.name == "ray" else None
         run_ablations(index, checked_cases(cases_file), out_dir, k=k, oracle_mode=oracle_mode, planner=planner,
-                      clearance=cleared, executor=pool, setup=setup)
+                      clearance=cleared, executor=pool, setup=setup, spec=spec)
         out.print((out_dir / "ablations.md").read_text(encoding="utf-8"))
 
     @app.command("compare")
@@ -211,7 +201,7 @@ def register(app: typer.Typer) -> None:
         """Paired case-level differences (B - A) with cluster-bootstrap intervals."""
         from hoprag.errors import InputError
         from hoprag.evaluation.compare import compare_runs
-        from hoprag.evaluation.runner import read_traces
+        from hoprag.io.traces import read_traces
 
         if cases_file is None:
             cases_file = run_a.parent / "cases.jsonl"
@@ -243,7 +233,7 @@ def register(app: typer.Typer) -> None:
         from hoprag.evaluation.calibration_record import uncalibrated_meta
         from hoprag.evaluation.release import (
             JUDGE_METRICS, decide, judge_calibration, judge_metrics, load_policy, refuse_oracle)
-        from hoprag.evaluation.runner import read_traces
+        from hoprag.io.traces import read_traces
 
         policy = load_policy(policy_file)
         calibration = judge_calibration(policy, allow_uncalibrated=allow_uncalibrated)
@@ -278,15 +268,18 @@ def register(app: typer.Typer) -> None:
         source: str = typer.Option("evidence", "--source", help="evidence (final context) or hits (every step)"),
         tag: str = typer.Option("hoprag", "--tag"),
     ) -> None:
-        """Write TREC qrels and a run file (document level) for trec_eval / ir_measures."""
-        from hoprag.evaluation.runner import read_traces
+        """Write TREC qrels and a run file (document level) for trec_eval / ir_measures: the judgments
+        and rankings hoprag eval -m and the retrieve gate score (cases without a relevant document
+        are left out)."""
         from hoprag.errors import ConfigError
-        from hoprag.evaluation.trec import RUN_SOURCES, write_qrels, write_run
+        from hoprag.evaluation.qrels import RUN_SOURCES, qrels_from_cases, run_from_traces
+        from hoprag.io.traces import read_traces
+        from hoprag.trec import write_qrels, write_run
 
         if source not in RUN_SOURCES:
-            raise ConfigError(f"unknown --source {source!r}; valid: {', '.join(RUN_SOURCES)}")
-        n_q = write_qrels(qrels, checked_cases(cases_file))
-        n_r = write_run(run, read_traces(traces_file), tag=tag, source=source)
+            raise ConfigError(f"unknown --source {source!r}; valid: {', '.join(RUN_SOURCES)}. Fix: pass one of them")
+        n_q = write_qrels(qrels, qrels_from_cases(checked_cases(cases_file)))
+        n_r = write_run(run, run_from_traces(read_traces(traces_file), source), tag=tag)
         out.print(f"wrote {n_q} qrels lines → {qrels}, {n_r} run lines → {run}")
 
     renamed(app, "chain-eval", eval_cmd, "eval")

@@ -9,10 +9,12 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from hoprag.cli_engine import engine_options
 from hoprag.commands import ACL_LEVELS_OPT
 
 err = Console(stderr=True)
 
+SERVE_TIMEOUT_OPT = typer.Option(20.0, "--llm-timeout", min=0.1, help="seconds one model call may take")
 STORE_HELP = "run store URL (postgresql://… or a SQLite path); default $HOPRAG_STORE or .hoprag/hoprag.db"
 
 
@@ -28,18 +30,14 @@ def is_loopback(host: str) -> bool:
 
 def register(app: typer.Typer) -> None:
     @app.command("serve")
+    @engine_options(("llm", "base_url", "llm_timeout"), options={"llm_timeout": SERVE_TIMEOUT_OPT})
     def serve_cmd(
         index_dir: str = typer.Argument(..., help="index directory, or a postgresql://…?index=NAME URL"),
         store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
         host: str = typer.Option("127.0.0.1", "--host", help="address to bind (non-loopback needs --tokens)"),
         port: int = typer.Option(8000, "--port", min=1, max=65535, help="TCP port"),
-        llm: str = typer.Option("offline", "--llm", envvar="HOPRAG_LLM",
-                                help="backend for every role: offline | openai:MODEL | llamacpp:PATH.gguf"),
         synth_only: bool = typer.Option(False, "--synth-only", help="the model only answers (streamed); planning, "
                                         "expansion and judging stay offline, a model call or two fewer per hop"),
-        base_url: Optional[str] = typer.Option(None, "--base-url", envvar="HOPRAG_BASE_URL",
-                                               help="OpenAI-compatible server URL"),
-        llm_timeout: float = typer.Option(20.0, "--llm-timeout", min=0.1, help="seconds one model call may take"),
         tokens: Optional[Path] = typer.Option(None, "--tokens", help="tokens.yaml: bearer tokens → caller, clearance"),
         clearance: Optional[str] = typer.Option(
             None, "--clearance", metavar="LEVEL",
@@ -53,6 +51,7 @@ def register(app: typer.Typer) -> None:
         cases: Optional[Path] = typer.Option(None, "--cases", help="cases.jsonl: evaluation reports in the run browser"),
         request_timeout: float = typer.Option(30.0, "--request-timeout", min=0.1, help="seconds one request may take"),
         workers: int = typer.Option(16, "--workers", min=1, max=256, help="threads answering questions"),
+        spec=None,  # the EngineSpec hoprag.cli_engine.engine_options makes of the engine flags
     ) -> None:
         """Serve the API (/openapi.json) and the page: ask with live hops, citations, feedback, runs."""
         from hoprag.errors import ConfigError
@@ -60,7 +59,7 @@ def register(app: typer.Typer) -> None:
         if not is_loopback(host) and tokens is None:
             raise ConfigError(f"refusing to bind {host}, which is not a loopback address, without a token file. "
                               "Fix: pass --tokens tokens.yaml, or bind --host 127.0.0.1")
-        if synth_only and llm in ("", "offline"):
+        if synth_only and spec.llm in ("", "offline"):
             raise ConfigError("--synth-only needs a model to answer with: add --llm openai:MODEL (or llamacpp:PATH.gguf)")
         try:
             import fastapi  # noqa: F401
@@ -70,13 +69,13 @@ def register(app: typer.Typer) -> None:
         from hoprag.service.address import check_listen_address
 
         check_listen_address(host, port)  # before the index is loaded and "serving on" is said
+        # --base-url was checked where it entered the engine spec (LLMSettings, hoprag.llm.base_url)
         from hoprag.service.app import ServiceConfig, create_app
 
-        options = {"timeout": llm_timeout}
-        if base_url and llm.startswith("openai"):
-            options["base_url"] = base_url
+        if synth_only:  # the model only writes the answer: every other role stays offline
+            spec = spec.replace(llm="offline", synth_llm=spec.llm)
         config = ServiceConfig(index_dir=index_dir, store=store, tokens=tokens, clearance=clearance,
-                               acl_levels=acl_levels, unlabelled=unlabelled, llm=llm, synth_only=synth_only, llm_options=options, run_id=run_id,
+                               acl_levels=acl_levels, unlabelled=unlabelled, engine=spec, run_id=run_id,
                                thresholds=thresholds, cases=cases, request_timeout=request_timeout, workers=workers)
         application = create_app(config)
         state = application.state.hoprag

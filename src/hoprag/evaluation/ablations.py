@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,9 +51,10 @@ from hoprag.evaluation.graph import chain_fact_ids, item_relevant
 from hoprag.evaluation.matching import Located, covered_facts
 from hoprag.evaluation.paths import layer_sets
 from hoprag.index.contract import Index
-from hoprag.pipeline.engine import MultiHopConfig, SingleShotEngine
+from hoprag.pipeline.engine import MultiHopConfig, SingleShotConfig, SingleShotEngine
 from hoprag.pipeline.extractive import extract_answer
 from hoprag.pipeline.multihop import MultiHopEngine
+from hoprag.pipeline.spec import EngineSpec
 from hoprag.pipeline.plan import QuestionPlanner
 from hoprag.errors import ConfigError
 from hoprag.executors import LocalExecutor
@@ -164,6 +165,7 @@ def run_ablations(
     redact: bool = True,
     executor: Executor | None = None,
     setup: Callable[[], AblationEngines] | None = None,
+    spec: EngineSpec | None = None,
 ) -> AblationResult:
     """Run every ablation over ``cases`` with ``index`` (any store); write traces and a table to ``out_dir``.
 
@@ -176,7 +178,8 @@ def run_ablations(
     (see the module doc); ``None`` is unrestricted. ``executor`` (:mod:`hoprag.executors`;
     default: this process, one case at a time) runs the cases; each worker gets its engines from
     ``setup()`` (default: built here over ``index``), which for Ray must be picklable, such as
-    :class:`AblationRecipe`.
+    :class:`AblationRecipe`. ``spec`` (:class:`~hoprag.pipeline.spec.EngineSpec`) sets the rows'
+    retrieval, ``k`` and multi-hop knobs (default: the defaults).
     """
     if oracle_mode not in ("augment", "replace"):
         raise ConfigError(f"--oracle-mode must be 'augment' or 'replace', got {oracle_mode!r}")
@@ -185,7 +188,7 @@ def run_ablations(
     traces: dict[str, list[Trace]] = {name: [] for name in ROWS}
     unseeded = []
     work = executor or LocalExecutor()
-    given = setup or _Given(ablation_engines(index, planner=planner, clearance=clearance))
+    given = setup or _Given(ablation_engines(index, planner=planner, clearance=clearance, spec=spec))
     # every case's rows come back in the cases' order, whichever worker ran them
     for case, rows in zip(cases, work.map(partial(ablate_case, oracle_mode=oracle_mode), list(cases), setup=given)):
         for name, trace in rows.items():
@@ -240,24 +243,43 @@ class AblationEngines:
     graphed: MultiHopEngine | None = None
 
 
-def ablation_engines(index: Index, *, planner: Any = None, clearance: str | Clearance | None = None) -> AblationEngines:
+def check_ablation_spec(spec: EngineSpec) -> EngineSpec:
+    """``spec`` when ablate can use all of it: its retrieval, ``k``, multi-hop knobs, planner model and
+    model settings; any other role model, the LLM reranker or the graph flag would be ignored."""
+    unused = [f"{name}: {getattr(spec, name)}" for name in ("llm", "synth_llm", "judge_llm", "rerank", "graph")
+              if getattr(spec, name) != EngineSpec.model_fields[name].default]
+    if unused:
+        raise ConfigError(
+            f"ablate answers with the offline roles but the planner, so {', '.join(unused)} in the engine config "
+            "would be ignored. Fix: remove it (planner_llm sets the planner's model), or answer with `hoprag run`"
+        )
+    return spec
+
+
+def ablation_engines(index: Index, *, planner: Any = None, clearance: str | Clearance | None = None,
+                     spec: EngineSpec | None = None) -> AblationEngines:
     """The engines of every row over ``index``, for a caller at ``clearance`` (``None``:
-    ``HOPRAG_CLEARANCE``, else unrestricted; :mod:`hoprag.security.clearance` decides)."""
+    ``HOPRAG_CLEARANCE``, else unrestricted; :mod:`hoprag.security.clearance` decides), with the
+    retrieval, ``k`` and multi-hop knobs of ``spec`` (default: the defaults)."""
+    from hoprag.pipeline.factory import spec_retriever
     from hoprag.security import clearance as resolver  # looked up per call: one resolver, tests can watch it
 
-    retriever = index.retriever()
+    spec = check_ablation_spec(spec or EngineSpec())
+    retriever = spec_retriever(spec, index)
+    config = spec.multihop_config()
+    single = SingleShotConfig(**({"k": spec.k} if spec.k else {}))
     cleared = resolver.caller_clearance(clearance, index=index, names=resolver.LIBRARY)
     chunks, documents = visible_corpus(index.chunks, index.documents, cleared)
     chunks_by_doc: dict[str, list[Chunk]] = {}
     for chunk in chunks.values():
         chunks_by_doc.setdefault(chunk.doc_id, []).append(chunk)
     return AblationEngines(
-        single=SingleShotEngine(retriever, chunks, documents, clearance=cleared),
-        iterative=MultiHopEngine(retriever, chunks, documents, planner=planner, clearance=cleared),
-        hop_order=HopOrderEngine(retriever, chunks, documents, planner=planner, clearance=cleared),
-        templated=MultiHopEngine(retriever, chunks, documents, planner=QuestionPlanner(), clearance=cleared),
+        single=SingleShotEngine(retriever, chunks, documents, single, clearance=cleared),
+        iterative=MultiHopEngine(retriever, chunks, documents, config, planner=planner, clearance=cleared),
+        hop_order=HopOrderEngine(retriever, chunks, documents, config, planner=planner, clearance=cleared),
+        templated=MultiHopEngine(retriever, chunks, documents, config, planner=QuestionPlanner(), clearance=cleared),
         chunks=chunks, documents=documents, chunks_by_doc=chunks_by_doc,
-        graphed=MultiHopEngine(retriever, chunks, documents, planner=planner, clearance=cleared, graph=graph)
+        graphed=MultiHopEngine(retriever, chunks, documents, config, planner=planner, clearance=cleared, graph=graph)
         if (graph := index.entity_graph()) is not None else None,
     )
 
@@ -277,21 +299,24 @@ class AblationRecipe:
     ``planner_llm`` backend (None: the offline planner)."""
 
     index_dir: str
-    planner_llm: str | None = None
-    llm_settings: Any = None
+    spec: EngineSpec = field(default_factory=EngineSpec)
     clearance: Any = None
 
     def __call__(self) -> AblationEngines:
         from hoprag.index.open import open_index
 
-        planner = None
-        if self.planner_llm is not None and self.llm_settings is not None:
-            backend = self.llm_settings.make(self.planner_llm)
-            if backend is not None:
-                from hoprag.pipeline.llm_roles import LLMPlanner
+        return ablation_engines(open_index(self.index_dir), planner=ablation_planner(self.spec), clearance=self.clearance,
+                                spec=self.spec)
 
-                planner = LLMPlanner(backend, guard=self.llm_settings.guard())
-        return ablation_engines(open_index(self.index_dir), planner=planner, clearance=self.clearance)
+
+def ablation_planner(spec: EngineSpec) -> Any:
+    """The planner of the iterative rows: ``spec.planner_llm`` with its model settings, or ``None`` (offline)."""
+    backend = spec.llm_settings.make(spec.planner_llm)
+    if backend is None:
+        return None
+    from hoprag.pipeline.llm_roles import LLMPlanner
+
+    return LLMPlanner(backend, guard=spec.llm_settings.guard())
 
 
 def ablate_case(engines: AblationEngines, case: Case, *, oracle_mode: str = "augment") -> dict[str, Trace | None]:

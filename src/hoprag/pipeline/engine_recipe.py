@@ -1,4 +1,4 @@
-"""How to build an engine somewhere else: the index path and the engine's options, picklable.
+"""How to build an engine somewhere else: the index path and the engine's spec, picklable.
 
 A Ray worker cannot share the engine of the process that started the run, so it is sent an
 :class:`EngineRecipe` and builds its own engine from the index **path** (not the index's arrays
@@ -12,11 +12,12 @@ refuses to answer instead of writing traces of a different run into the file.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from hoprag.errors import ConfigError
 from hoprag.pipeline.engine import Engine
+from hoprag.pipeline.spec import EngineSpec
 
 __all__ = ["EngineRecipe"]
 
@@ -26,18 +27,9 @@ class EngineRecipe:
     """The arguments of :func:`hoprag.pipeline.factory.make_engine` over the index at ``index_dir``."""
 
     index_dir: str
-    name: str = "multihop"
-    k: int | None = None
-    mode: str = "bm25"
-    fusion: str = "rrf"
-    llm: str | None = None
-    planner_llm: str | None = None
-    synth_llm: str | None = None
-    rerank: str = "offline"
-    llm_settings: Any = None
+    spec: EngineSpec = field(default_factory=EngineSpec)
+    #: the caller's clearance (not part of the spec), as the driver resolved it
     clearance: Any = None
-    #: the graph hop: on, off, or (``None``) on when the index has an entity graph
-    graph: bool | None = None
     #: what the driver's engine and index were: a worker building something else refuses
     config_hash: str = ""
     artifact_id: str = ""
@@ -63,9 +55,7 @@ class EngineRecipe:
                 f"the index at {display_url(self.index_dir) if is_pg_url(self.index_dir) else self.index_dir} on this worker is artifact {found}, not {self.artifact_id} as where "
                 "the run started; every node must see the same index (a shared filesystem, or the same copy)"
             )
-        engine = make_engine(self.name, index, k=self.k, mode=self.mode, fusion=self.fusion, llm=self.llm,
-                             planner_llm=self.planner_llm, synth_llm=self.synth_llm, rerank=self.rerank,
-                             llm_settings=self.llm_settings, clearance=self.clearance, graph=self.graph)
+        engine = make_engine(self.spec, index, clearance=self.clearance)
         built = getattr(engine, "config_hash", "")
         if self.config_hash and built != self.config_hash:
             raise ConfigError(
@@ -75,6 +65,6 @@ class EngineRecipe:
         if self.traced:
             from hoprag.telemetry import traced_engine
 
-            engine = traced_engine(engine, model=self.llm or "offline")
+            engine = traced_engine(engine, model=self.spec.llm)
         return engine
 

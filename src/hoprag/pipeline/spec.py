@@ -27,6 +27,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from hoprag.errors import InputError
+from hoprag.index.hybrid import FUSIONS
+from hoprag.index.store import MODES
 from hoprag.llm.settings import LLMSettings
 from hoprag.pipeline.engine import MultiHopConfig
 
@@ -34,16 +36,15 @@ __all__ = ["ENGINE_NAMES", "FUSIONS", "MODES", "RERANKERS", "EngineSpec", "MULTI
 
 #: the engines :func:`~hoprag.pipeline.factory.make_engine` builds
 ENGINE_NAMES: tuple[str, ...] = ("single", "multihop")
-#: retrieval modes (``dense`` and ``hybrid`` need an index built with ``--dense``)
-MODES: tuple[str, ...] = ("bm25", "dense", "hybrid")
-#: how ``hybrid`` fuses its two ranked lists (:mod:`hoprag.index.hybrid`)
-FUSIONS: tuple[str, ...] = ("rrf", "weighted")
+# MODES (retrieval modes; dense and hybrid need an index built with --dense) and FUSIONS (how hybrid
+# fuses its two ranked lists) are the index's own words, defined where the retrievers are and re-exported
+# here; the Literal types of EngineSpec below spell them again (a test keeps them equal)
 #: rerankers of the multi-hop engine
 RERANKERS: tuple[str, ...] = ("offline", "llm")
 #: the multi-hop engine's knobs a spec sets in its ``multihop`` section (``k`` is the spec's own)
 MULTIHOP_KNOBS: tuple[str, ...] = tuple(name for name in MultiHopConfig.model_fields if name != "k")
 
-_FILE_FIX = "correct the engine config file (see 'Engine configuration' in README.md)"
+_FILE_FIX = "correct the engine config file (its settings: hoprag.pipeline.spec.EngineSpec, README 'Engine configuration')"
 _FIXES = {
     "multihop": "give k at the top level of the spec, and the multihop section only with engine: multihop",
     "llm_settings.api_key": "pass --api-key or set HOPRAG_API_KEY; a key is never kept in an engine config file",
@@ -101,6 +102,10 @@ class EngineSpec(BaseModel):
 
         return any(backend_kind(s) != "offline" for s in (self.llm, self.planner_llm, self.synth_llm, self.judge_llm))
 
+    def synth_model(self) -> str:
+        """The backend that writes the answer: ``synth_llm``, else ``llm``."""
+        return self.synth_llm or self.llm
+
     def replace(self, **changes: Any) -> EngineSpec:
         """A copy with ``changes`` (top-level fields), validated as a whole."""
         return EngineSpec.parse({**dict(self), **changes})
@@ -120,7 +125,10 @@ class EngineSpec(BaseModel):
         try:
             return cls.model_validate(dict(data))
         except ValidationError as exc:
-            raise validation_error(exc, what="engine config", source=source, fixes=_FIXES, fix=_FILE_FIX) from None
+            # the section's own fix is for what the spec says of the section as a whole, not for a knob in it
+            whole = any(tuple(e.get("loc", ())) == ("multihop",) for e in exc.errors(include_url=False))
+            fixes = _FIXES if whole else {f: fix for f, fix in _FIXES.items() if f != "multihop"}
+            raise validation_error(exc, what="engine config", source=source, fixes=fixes, fix=_FILE_FIX) from None
 
     @classmethod
     def from_options(cls, name: str = "multihop", **options: Any) -> EngineSpec:

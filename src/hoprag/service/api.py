@@ -63,7 +63,7 @@ def _answer(state: ServiceState, ask: AskRequest, clearance: str, events: HopEve
 def _finish(state: ServiceState, trace: Trace, stored: bool, clearance: str) -> dict[str, Any]:
     from hoprag.telemetry import record_trace
 
-    record_trace(trace, model=state.config.llm, attributes={"hoprag.clearance": clearance, "hoprag.stored": stored})
+    record_trace(trace, model=state.config.engine.synth_model(), attributes={"hoprag.clearance": clearance, "hoprag.stored": stored})
     view = answer_view(trace, state.pool.view(clearance), stored=stored, clearance=clearance)
     if stored:
         state.store.add_trace(trace, citations_shown=len(view["citations"]))
@@ -200,7 +200,7 @@ async def whoami(request: Request, authorization: Optional[str] = AUTH) -> dict[
     state = _state(request)
     caller = state.caller(authorization)
     return {"name": caller.name, "clearance": caller.clearance, "can_write": caller.can_write,
-            "tokens_required": state.tokens is not None, "llm": state.config.llm,
+            "tokens_required": state.tokens is not None, "llm": state.config.engine.synth_model(),
             "index": state.index.manifest.artifact_id, "feedback_run": state.store.feedback_run}
 
 

@@ -21,6 +21,7 @@ from typing import Any, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field
 
 from hoprag.errors import HopragError
+from hoprag.pipeline.spec import EngineSpec
 from hoprag.service.tokens import ANONYMOUS, Caller, TokenTable
 
 __all__ = ["ServiceConfig", "ServiceError", "ServiceState", "create_app"]
@@ -40,10 +41,11 @@ class ServiceConfig(BaseModel):
     acl_levels: Optional[str] = Field(None, description="clearance levels, lowest first "
                                       "(default $HOPRAG_ACL_LEVELS, else public,internal,confidential,restricted)")
     unlabelled: Optional[str] = Field(None, description="level of documents without an acl class")
-    llm: str = "offline"
-    #: the model answers (streamed) while planning, expansion and judging stay offline
-    synth_only: bool = False
-    llm_options: dict[str, Any] = Field(default_factory=dict)
+    engine: EngineSpec = Field(
+        default_factory=EngineSpec,
+        description="the engine questions are answered with (hoprag.pipeline.spec); a request chooses the engine, "
+        "mode, k and whether the models answer. A model call's timeout is 20 s unless the spec sets one",
+    )
     run_id: Optional[str] = Field(None, description="run that feedback is recorded under")
     thresholds: Optional[Path] = None
     cases: Optional[Path] = Field(None, description="cases.jsonl: lets the run browser show evaluation reports")
@@ -121,29 +123,29 @@ class ServiceState:
 
 def _load_state(config: ServiceConfig) -> ServiceState:
     from hoprag.index.open import is_pg_url, open_index
+    from hoprag.security import clearance as resolver
     from hoprag.service.engines import EnginePool
     from hoprag.service.records import ServiceStore
     from hoprag.service.tokens import load_tokens
     from hoprag.store import RunStore
 
     index = open_index(config.index_dir)
-    tokens = load_tokens(config.tokens, policy) if config.tokens is not None else None
-    artifact = index.manifest.artifact_id
-    stamped = None if is_pg_url(config.index_dir) else _stamped_run(Path(config.index_dir))
-    run_id = config.run_id or stamped or f"serve-{artifact[:12]}"
-    from hoprag.security import clearance as resolver
-    store = ServiceStore(RunStore(config.store), trace_run=f"serve-{artifact[:12]}", feedback_run=run_id,
-                         artifact_id=artifact)
-    timeout = float(config.llm_options.get("timeout") or min(config.request_timeout, 20.0))
-    pool = EnginePool(index, policy, llm=config.llm, llm_options=config.llm_options, stream_timeout=timeout,
-                      synth_only=config.synth_only)
-    thresholds = None
-    path = config.thresholds or (Path("thresholds.yaml") if Path("thresholds.yaml").is_file() else None)
-    if path is not None:
     cleared = resolver.caller_clearance(config.clearance, config.acl_levels, index=index,
                                         unlabelled=config.unlabelled, unset="lowest")
     policy = cleared.policy
     config = config.model_copy(update={"clearance": cleared.level})
+    tokens = load_tokens(config.tokens, policy) if config.tokens is not None else None
+    artifact = index.manifest.artifact_id
+    stamped = None if is_pg_url(config.index_dir) else _stamped_run(Path(config.index_dir))
+    run_id = config.run_id or stamped or f"serve-{artifact[:12]}"
+    store = ServiceStore(RunStore(config.store), trace_run=f"serve-{artifact[:12]}", feedback_run=run_id,
+                         artifact_id=artifact)
+    settings = config.engine.llm_settings
+    timeout = settings.timeout if "timeout" in settings.model_fields_set else min(config.request_timeout, 20.0)
+    pool = EnginePool(index, policy, spec=config.engine, stream_timeout=timeout)
+    thresholds = None
+    path = config.thresholds or (Path("thresholds.yaml") if Path("thresholds.yaml").is_file() else None)
+    if path is not None:
         from hoprag.gates.thresholds import load_thresholds
 
         thresholds = load_thresholds(path)
