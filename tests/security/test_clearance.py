@@ -272,7 +272,7 @@ MINIMAL_ARGS = {
     "ask": lambda idx, tmp: [idx, "Who approved Project Orion?"],
     "run": lambda idx, tmp: [idx, str(CASES), "--out", str(tmp / "traces.jsonl"), "--quiet"],
     "ablate": lambda idx, tmp: [idx, str(CASES), "--out", str(tmp / "ablate")],
-    "pool": lambda idx, tmp: [idx, str(CASES), "--out", str(tmp / "pool")],
+    "cases pool": lambda idx, tmp: [idx, str(CASES), "--out", str(tmp / "pool")],
     "serve": lambda idx, tmp: [idx, "--store", str(tmp / "store.db")],
 }
 
@@ -284,6 +284,8 @@ def _commands_with(option: str) -> dict[str, click.Command]:
     while stack:
         prefix, group = stack.pop()
         for name, command in getattr(group, "commands", {}).items():
+            if command.hidden:  # a renamed command's old spelling: the same command
+                continue
             path = f"{prefix} {name}".strip()
             if getattr(command, "commands", None):
                 stack.append((path, command))
