@@ -75,9 +75,15 @@ EMBEDDER_NAMES = ("minilm", "static")
 def check_choice(value: str, valid: tuple[str, ...], what: str) -> str:
     """``value`` when it is one of ``valid``, else a :class:`~hoprag.errors.ConfigError` listing them."""
     if value not in valid:
-        from hoprag.errors import ConfigError
+        import difflib
 
-        raise ConfigError(f"unknown {what} '{value}'; valid: {', '.join(valid)}")
+        from hoprag.errors import ConfigError
+        from hoprag.validation_messages import quote
+
+        close = difflib.get_close_matches(value, valid, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise ConfigError(f"unknown {what} {quote(value, 80)}; valid: {', '.join(valid)}. "
+                          f"Fix: pass one of them{hint}")
     return value
 
 

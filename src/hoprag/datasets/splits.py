@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -143,9 +144,12 @@ def grouped_split(
 ) -> SplitResult:
     """Split ``cases`` into groups-intact partitions; see the module doc."""
     if len(ratios) != len(names):
-        raise ConfigError(f"{len(ratios)} ratios for {len(names)} partitions ({', '.join(names)})")
-    if any(r < 0 for r in ratios) or abs(sum(ratios) - 1.0) > 1e-6:
-        raise ConfigError(f"ratios must be non-negative and sum to 1, got {list(ratios)}")
+        raise ConfigError(f"{len(ratios)} ratios for {len(names)} partitions ({', '.join(names)}). "
+                          f"Fix: give {len(names)} ratios, e.g. --ratios 0.7,0.15,0.15")
+    # NaN compares false both ways: without isfinite, nan,0.5,0.5 passed both tests
+    if not all(math.isfinite(r) and r >= 0 for r in ratios) or abs(sum(ratios) - 1.0) > 1e-6:
+        raise ConfigError(f"ratios must be finite, non-negative and sum to 1, got {', '.join(map(str, ratios))}. "
+                          "Fix: give numbers such as --ratios 0.7,0.15,0.15")
     for key in by:
         key_values(cases[0], key) if cases else None
     ids = [c.case_id for c in cases]
@@ -180,6 +184,7 @@ def write_split(result: SplitResult, out_dir: str | Path, *, sealed: Sequence[st
     from hoprag.io.kinds import JSON_DOCUMENT
     from hoprag.io.outputs import check_output_dir, write_text
 
+    _check_sealed_names(sealed, tuple(result.partitions))
     out = check_output_dir(out_dir, what="--out")
     manifest = result.manifest(sealed)
     _keep_sealed(out, manifest)
@@ -188,6 +193,18 @@ def write_split(result: SplitResult, out_dir: str | Path, *, sealed: Sequence[st
         write_cases(out / f"{name}.jsonl", cases)
     write_text(out / "split.json", json.dumps(manifest, indent=2), JSON_DOCUMENT)
     return manifest
+
+
+def _check_sealed_names(sealed: Sequence[str], names: Sequence[str]) -> None:
+    """Every partition asked to be sealed exists (``--seal tset`` sealed nothing, silently)."""
+    import difflib
+
+    for name in sealed:
+        if name not in names:
+            close = difflib.get_close_matches(name, names, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise ConfigError(f"--seal names partition '{name}', and the split has only {', '.join(names)}. "
+                              f"Fix: pass --seal with partition names from that list{hint}")
 
 
 def _keep_sealed(out: Path, manifest: dict[str, Any]) -> None:

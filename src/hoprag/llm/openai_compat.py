@@ -80,7 +80,11 @@ _PROMPT_PATTERNS = (
 
 def resolve_base_url(base_url: str | None = None) -> str:
     """The API root ending in ``/v1`` (or wherever the given path already names ``/v1``)."""
-    url = (base_url or os.environ.get(BASE_URL_VARIABLE) or OPENAI_BASE_URL).strip().rstrip("/")
+    from hoprag.llm.base_url import check_base_url
+
+    given = base_url or os.environ.get(BASE_URL_VARIABLE)
+    flag = "--base-url" if base_url else BASE_URL_VARIABLE
+    url = (check_base_url(given, flag=flag) if given else OPENAI_BASE_URL).rstrip("/")
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         from hoprag.security.boundary import shown

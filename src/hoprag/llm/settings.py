@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from hoprag.llm.base import DEFAULT_TIMEOUT, LLM, RetryPolicy
 from hoprag.llm.guard import DEFAULT_BREAKER_THRESHOLD, DEFAULT_BUDGET, LLMGuard
@@ -47,6 +47,13 @@ class LLMSettings(BaseModel):
     breaker_reset: float | None = Field(
         default=None, gt=0, description="seconds after which an open circuit lets one probe call through; None = never"
     )
+
+    @field_validator("base_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        from hoprag.llm.base_url import check_base_url
+
+        return None if value is None else check_base_url(value)  # a ConfigError: passes pydantic untouched
 
     def backend_options(self, spec: str) -> dict[str, Any]:
         """``make_llm`` keyword arguments for ``spec``: each backend gets only what applies to it."""

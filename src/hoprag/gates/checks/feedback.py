@@ -29,6 +29,7 @@ from hoprag.gates.hooks import hook, metric
 from hoprag.gates.metrics import STAGES, Metric
 from hoprag.jsonl import read_jsonl_dicts
 from hoprag.store.records import FeedbackEvent
+from hoprag.validation_messages import quote
 
 __all__ = ["EVENT_TYPES", "TAG_STAGES", "feedback_metrics", "parse_event", "read_feedback", "window_start"]
 
@@ -70,20 +71,33 @@ def parse_event(obj: dict[str, Any], *, source: str = "<api>", line: int | None 
     def bad(message: str, field: str, fix: str) -> InputError:
         return InputError(message, source=source, line=line, field=field, fix=fix)
 
-    kind = str(obj.get("type") or obj.get("kind") or "")
+    def text(*keys: str) -> str:
+        """The first of ``keys`` the event gives, as text; a number is read as its digits, anything
+        else (a mapping, a list) is refused: str() of it would become an id nobody can name."""
+        for key in keys:
+            value = obj.get(key)
+            if value is None or value == "":
+                continue
+            if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+                kind_of = {dict: "a mapping", list: "a list", bool: "true/false"}.get(type(value), type(value).__name__)
+                raise bad(f"{key} must be text, got {kind_of} {quote(value, 80)}", key, f"give {key} as a string")
+            return str(value)
+        return ""
+
+    kind = text("type", "kind")
     if kind not in EVENT_TYPES:
         raise bad(f"unknown feedback type {kind!r}", "type", f"use one of: {', '.join(EVENT_TYPES)}")
-    rid = str(obj.get("run_id") or run_id or "")
-    if not rid:
+    rid = text("run_id") or run_id or ""
+    if not rid.strip():
         raise bad("feedback event without run_id", "run_id", "add \"run_id\" or pass --run to the import")
     value = tag = stage = chunk_id = None
     count = 1
     if kind == "thumbs":
-        value = str(obj.get("value", "")).lower()
+        value = text("value").lower()
         if value not in ("up", "down"):
             raise bad(f"thumbs value {obj.get('value')!r}", "value", "use \"up\" or \"down\"")
     elif kind == "tag":
-        tag = str(obj.get("tag") or "")
+        tag = text("tag")
         if tag not in TAG_STAGES:
             raise bad(f"unknown issue tag {tag!r}", "tag", f"use one of: {', '.join(TAG_STAGES)}")
         stage = TAG_STAGES[tag]
@@ -94,12 +108,12 @@ def parse_event(obj: dict[str, Any], *, source: str = "<api>", line: int | None 
                       "give the number of citations the answer showed")
         count = raw
     else:
-        chunk_id = str(obj.get("chunk_id") or obj.get("doc_id") or "") or None
+        chunk_id = text("chunk_id", "doc_id") or None
     ts = _parse_ts(obj.get("ts") or obj.get("timestamp"), source, line)
-    event_id = str(obj.get("event_id") or "") or hashlib.sha256(
+    event_id = text("event_id") or hashlib.sha256(
         json.dumps({**obj, "run_id": rid}, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:32]
     meta = {k: v for k, v in obj.items() if k in ("user", "session", "comment_length")}
-    return FeedbackEvent(event_id=event_id, run_id=rid, kind=kind, ts=ts, case_id=str(obj.get("case_id") or ""),
+    return FeedbackEvent(event_id=event_id, run_id=rid, kind=kind, ts=ts, case_id=text("case_id"),
                          value=value, tag=tag, stage=stage, chunk_id=chunk_id, count=count, meta=meta)
 
 
