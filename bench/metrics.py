@@ -44,7 +44,7 @@ def main() -> None:
     args = parser.parse_args()
     import pytrec_eval
 
-    from hoprag.gates.checks.retrieval import retrieval_measures
+    from hoprag.evaluation.measures.documents import retrieval_measures
 
     qrels, run = make_run(args.queries, args.hits)
     ours_s, ours = best_of(lambda: retrieval_measures(qrels, run, list(MEASURES)), args.repeat)

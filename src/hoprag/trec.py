@@ -1,8 +1,13 @@
-"""TREC-format qrels and run files, read straight into the arrays the retrieval measures use.
+"""TREC-format qrels and run files: the ``Qrels`` and ``Run`` types, their one reader and writer each.
 
 qrels: ``qid iteration docid relevance`` (4 columns, whitespace-separated).
 run:   ``qid Q0 docid rank score tag`` (6 columns); the rank column is ignored, as trec_eval does:
 the ranking is by score, descending, ties broken by docid descending.
+
+Writers go through the output guard (:mod:`hoprag.io.outputs`) and refuse an empty id or one with
+whitespace before writing anything (the columns are whitespace-separated). Which documents a case
+judges and a trace ranks is :mod:`hoprag.evaluation.qrels`; the measures are
+:mod:`hoprag.evaluation.measures.documents`.
 """
 
 from __future__ import annotations
@@ -78,21 +83,45 @@ def read_run(path: str | Path) -> Run:
     return run
 
 
-def write_qrels(path: str | Path, qrels: Qrels) -> None:
-    """Write ``qrels`` atomically through the output guard (:mod:`hoprag.io.outputs`)."""
+def _check_ids(table: Qrels | Run, what: str, tag: str | None = None) -> int:
+    """The number of lines ``table`` makes; an id TREC columns cannot hold is refused first."""
+    lines = 0
+    for qid, docs in table.items():
+        _check_id(qid, "query id", qid, what)
+        for docid in docs:
+            _check_id(docid, "document id", qid, what)
+        lines += len(docs)
+    if tag is not None:
+        _check_id(tag, "run tag", "", what)
+    return lines
+
+
+def _check_id(value: str, field: str, qid: str, what: str) -> None:
+    if not value or any(ch.isspace() for ch in value):
+        where = f"query {qid!r}: " if qid and field != "query id" else ""
+        raise InputError(f"{where}{field} {value!r} of the {what} is empty or contains whitespace", field=field,
+                         fix="TREC files are whitespace-separated; use ids without spaces")
+
+
+def write_qrels(path: str | Path, qrels: Qrels) -> int:
+    """Write ``qrels`` atomically through the output guard (:mod:`hoprag.io.outputs`); returns the lines written."""
+    lines = _check_ids(qrels, "qrels")
     with atomic_writer(path, TREC_QRELS) as handle:
         for qid, docs in qrels.items():
             for docid, rel in docs.items():
                 handle.write(f"{qid} 0 {docid} {int(rel)}\n")
+    return lines
 
 
-def write_run(path: str | Path, run: Run, tag: str = "hoprag") -> None:
-    """Write ``run`` ranked by score (ties by docid descending, as trec_eval reads them)."""
+def write_run(path: str | Path, run: Run, tag: str = "hoprag") -> int:
+    """Write ``run`` ranked by score (ties by docid descending, as trec_eval reads them); returns the lines."""
+    lines = _check_ids(run, "run", tag)
     with atomic_writer(path, TREC_RUN) as handle:
         for qid, docs in run.items():
             ranked = sorted(docs.items(), key=lambda item: (-item[1], _Desc(item[0])))
             for rank, (docid, score) in enumerate(ranked, start=1):
                 handle.write(f"{qid} Q0 {docid} {rank} {score!r} {tag}\n")
+    return lines
 
 
 class _Desc:

@@ -9,8 +9,9 @@ import pytest
 
 from hoprag.datasets.schema import Case, load_cases
 from hoprag.errors import InputError
-from hoprag.evaluation.measures import ChainCoverage, Measure, default_measures
-from hoprag.evaluation.runner import evaluate, read_traces
+from hoprag.evaluation.measures.cases import ChainCoverage, Measure, default_measures
+from hoprag.evaluation.runner import evaluate
+from hoprag.io.traces import read_traces
 from hoprag.records import Answer, Evidence, Hit, Trace
 
 pytestmark = pytest.mark.unit

@@ -9,8 +9,9 @@ import pytest
 
 from hoprag.datasets.schema import load_cases
 from hoprag.evaluation.stats import paired_cluster_bootstrap
-from hoprag.evaluation.trec import doc_precision_at, doc_recall_at, qrels_for, ranked_docs, write_qrels, write_run
-from hoprag.trec import read_qrels, read_run
+from hoprag.evaluation.measures.documents import retrieval_measures
+from hoprag.evaluation.qrels import case_qrels, qrels_from_cases, ranked_docs, run_from_traces
+from hoprag.trec import read_qrels, read_run, write_qrels, write_run
 from hoprag.records import Evidence, Hit, Trace
 
 pytestmark = pytest.mark.unit
@@ -57,12 +58,12 @@ def test_trec_round_trip_through_pytrec_eval(tmp_path: Path) -> None:
     pytrec_eval = pytest.importorskip("pytrec_eval")
     cases = [CASES["ent-003"], CASES["ent-014"]]
     # ent-003 relevant docs: contract-31 (1), ticket-2290 (1), policy-11 (2); distractors policy-17, faq-10 at 0
-    assert qrels_for(cases[0]) == {"contract-31": 1, "ticket-2290": 1, "policy-11": 2, "policy-17": 0, "faq-10": 0}
+    assert case_qrels(cases[0]) == {"contract-31": 1, "ticket-2290": 1, "policy-11": 2, "policy-17": 0, "faq-10": 0}
     traces = [_trace("ent-003", ["faq-10", "policy-11", "policy-11", "contract-31", "memo-4"]),
               _trace("ent-014", ["policy-14-v1", "catalog-3"])]
     assert ranked_docs(traces[0]) == ["faq-10", "policy-11", "contract-31", "memo-4"]
-    write_qrels(tmp_path / "eval4.qrels", cases)
-    write_run(tmp_path / "eval4.run", traces)
+    write_qrels(tmp_path / "eval4.qrels", qrels_from_cases(cases))
+    write_run(tmp_path / "eval4.run", run_from_traces(traces))
     qrels, run = read_qrels(tmp_path / "eval4.qrels"), read_run(tmp_path / "eval4.run")
     scores = pytrec_eval.RelevanceEvaluator(qrels, {"P.2", "recall.5", "recip_rank"}).evaluate(run)
     # ent-003: ranks faq-10, policy-11, contract-31, memo-4 -> P@2 = 1/2, recall@5 = 2/3, RR = 1/2
@@ -72,10 +73,10 @@ def test_trec_round_trip_through_pytrec_eval(tmp_path: Path) -> None:
     # ent-014: policy-14-v1 (obsolete distractor, 0), catalog-3 (1); policy-14-v2 never retrieved
     assert scores["ent-014"]["recall_5"] == pytest.approx(1 / 2)
     assert scores["ent-014"]["recip_rank"] == pytest.approx(0.5)
-    for case, trace in zip(cases, traces):
-        docs = ranked_docs(trace)
-        assert doc_recall_at(qrels_for(case), docs, 5) == pytest.approx(scores[case.case_id]["recall_5"])
-        assert doc_precision_at(qrels_for(case), docs, 2) == pytest.approx(scores[case.case_id]["P_2"])
+    ours = retrieval_measures(qrels, run, ["R@5", "P@2"]).per_query
+    for case in cases:
+        assert ours["R@5"][case.case_id] == pytest.approx(scores[case.case_id]["recall_5"])
+        assert ours["P@2"][case.case_id] == pytest.approx(scores[case.case_id]["P_2"])
     ir_measures = pytest.importorskip("ir_measures")
     got = ir_measures.calc_aggregate([ir_measures.R @ 5], ir_measures.read_trec_qrels(str(tmp_path / "eval4.qrels")),
                                      ir_measures.read_trec_run(str(tmp_path / "eval4.run")))

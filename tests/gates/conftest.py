@@ -13,12 +13,12 @@ BUNDLED = ROOT / "data"
 def real_trec_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, int]:
     """A real qrels/run pair over >= 1,000 queries built from the bundled benchmark samples.
 
-    Queries: every case question (qrels: its fact documents, grade 2 answer-bearing / 1 bridge,
-    distractors 0) and every labelled fact span (qrels: its own document 2, the case's other fact
+    Queries: every case question (qrels: :mod:`hoprag.evaluation.qrels`, its chain facts' documents,
+    grade 2 answer-bearing / 1 bridge, distractors 0) and every labelled fact span (qrels: its own document 2, the case's other fact
     documents 1). Run: hoprag's BM25 index over the set's pooled corpus, top 100 documents.
     """
     from hoprag.datasets.importers import import_dataset
-    from hoprag.gates.checks.retrieval import qrels_from_cases
+    from hoprag.evaluation.qrels import qrels_from_cases
     from hoprag.trec import write_qrels, write_run
     from hoprag.index.store import build_index, load_index
 

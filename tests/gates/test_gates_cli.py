@@ -75,7 +75,7 @@ def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
 
 @pytest.mark.integration
 def test_trec_eval_cli_matches_library(real_trec_pair: tuple[Path, Path, int], tmp_path: Path) -> None:
-    from hoprag.gates.checks.retrieval import retrieval_measures
+    from hoprag.evaluation.measures.documents import retrieval_measures
     from hoprag.trec import read_qrels, read_run
 
     qrels, run, _ = real_trec_pair

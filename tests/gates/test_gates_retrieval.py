@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hoprag.errors import ConfigError, InputError
-from hoprag.gates.checks.retrieval import parse_measure, retrieval_measures
+from hoprag.evaluation.measures.documents import parse_document_measure as parse_measure
+from hoprag.evaluation.measures.documents import retrieval_measures
 from hoprag.trec import read_qrels, read_run
 
 QRELS = {"q1": {"a": 2, "b": 1, "c": 0, "z": 1}, "q2": {"x": 1}}

@@ -1,7 +1,9 @@
-"""The full evidence-chain evaluation: every metric, earliest failures, stopping, conditional recall.
+"""The evaluation: every metric, earliest failures, stopping, conditional recall.
 
-:func:`evaluate_chains` wraps :func:`hoprag.evaluation.runner.evaluate` (so the aggregate keeps
-``chain_coverage@k``, ``hop1_recall@k``, ``answer_em``, ``answer_f1``, ``latency_ms_p50/p95``) and adds
+:func:`evaluate_chains` is the one evaluate path: ``hoprag eval``, the demo, ``compare``, ``release``,
+``ablate`` and the service call it, and :func:`hoprag.evaluation.runner.evaluate` is a thin call of it.
+Its aggregate holds ``chain_coverage@k``, ``hop1_recall@k``, ``answer_em``, ``answer_f1``,
+``latency_ms_p50/p95`` and the trace statistics (:mod:`hoprag.evaluation.measures.cases`), and
 
 - ``path_precision@k``, free-running ``hop2_recall@k`` / ``hop3_recall@k`` (graph layers),
   ``citation_support`` and ``claim_recall`` (explanatory cases) as measures;
@@ -13,6 +15,10 @@
 - trace profiles and their summary (:mod:`hoprag.evaluation.stopping`);
 - aggregates by question type and by template; uncertain-label cases counted and listed;
 - every exclusion (unknown case ids, duplicate traces, unreadable trace lines) with a reason;
+- with ``extra_measures`` (``hoprag eval -m``), any other registered measure
+  (:mod:`hoprag.evaluation.measures.registry`): document-level ``P@k``, ``R@k``, ``nDCG@k``, ``AP``,
+  ``RR``, ``Success@k`` score each case as one TREC query of :mod:`hoprag.evaluation.qrels`, equal
+  to the retrieve gate's and ``hoprag trec-eval``'s values on ``hoprag export-trec``'s files;
 - with a label report (:mod:`hoprag.datasets.labels`), cases whose labels contradict their sources
   excluded from scoring, each listed with its problems.
 
@@ -32,12 +38,11 @@ import json
 import os
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from hoprag.datasets.labels import LabelReport
 from hoprag.datasets.schema import Case
-from hoprag.errors import InputError
+from hoprag.evaluation.aggregates import aggregate_rows, group_rows
 from hoprag.evaluation.attribution import Judge, TokenContainmentJudge
 from hoprag.evaluation.chain_scoring import (
     LAYERS,
@@ -47,54 +52,24 @@ from hoprag.evaluation.chain_scoring import (
     chain_measures,
     conditional_measures,
     score_batch,
+    scored_measures,
 )
 from hoprag.evaluation.failures import failure_counts
 from hoprag.evaluation.graph import check_cases
-from hoprag.evaluation.measures import Measure
+from hoprag.evaluation.measures.cases import Measure
 from hoprag.evaluation.memo import evaluation_memo
-from hoprag.evaluation.runner import _aggregate_rows
 from hoprag.evaluation.stopping import summarize_profiles
 from hoprag.cpus import available_cores
 from hoprag.executors import Executor, LocalExecutor
 from hoprag.forks import ProcessExecutor
 from hoprag.gc_pause import collector_paused
 from hoprag.records import Trace
-from hoprag.trace_json import trace_from_json_line
-from hoprag.traces_file import read_trace_dicts
 
-__all__ = ["CASES_PER_PROCESS", "LAYERS", "ChainReport", "ClaimRecall", "chain_measures", "evaluate_chains",
-           "load_trace_file", "read_traces_lenient"]
+__all__ = ["CASES_PER_PROCESS", "LAYERS", "ChainReport", "ClaimRecall", "chain_measures", "evaluate_chains"]
 
 #: the fewest cases worth a forked scoring process (:class:`hoprag.forks.ProcessExecutor`): below it,
 #: starting the process and sending the rows back cost about what the process saves
 CASES_PER_PROCESS = 500
-
-
-def read_traces_lenient(path: str | Path) -> tuple[list[Trace], list[dict[str, Any]]]:
-    """Read a trace file, excluding (and reporting) lines that cannot be read as a Trace and a
-    last line cut off mid-write; the header line is skipped."""
-    with collector_paused():
-        return _read_traces_lenient(path)
-
-
-def _read_traces_lenient(path: str | Path) -> tuple[list[Trace], list[dict[str, Any]]]:
-    records, excluded = read_trace_dicts(path, lenient=True, fast=trace_from_json_line)
-    traces: list[Trace] = []
-    for number, obj in records:
-        if type(obj) is Trace:  # a well-formed line, already read (hoprag.trace_json)
-            traces.append(obj)
-            continue
-        case_id = obj.get("case_id")
-        if case_id is None or not str(case_id).strip():
-            excluded.append({"source": str(path), "line": number, "reason": "trace has no case_id"})
-            continue
-        try:
-            traces.append(Trace.from_dict(obj))
-        except KeyError as exc:
-            excluded.append({"source": str(path), "line": number, "case_id": str(case_id), "reason": f"missing field {exc.args[0]!r}"})
-        except (TypeError, ValueError, AttributeError) as exc:
-            excluded.append({"source": str(path), "line": number, "case_id": str(case_id), "reason": f"invalid: {exc}"})
-    return traces, excluded
 
 
 @dataclass(frozen=True)
@@ -169,8 +144,14 @@ def evaluate_chains(
     executor: Executor | None = None,
     batch_size: int | None = None,
     cases_checked: bool = False,
+    measures: Sequence[Measure | str] | None = None,
+    extra_measures: Sequence[str] = (),
 ) -> ChainReport:
     """Score ``traces`` (any pipeline) against ``cases`` with every chain metric; see the module doc.
+
+    ``measures`` replaces the chain measures (:func:`~hoprag.evaluation.chain_scoring.chain_measures`)
+    with these (a :class:`Measure` or a registered name each); ``extra_measures`` names registered
+    measures scored as well (those already scored are not repeated).
 
     With ``label_report`` (:func:`hoprag.datasets.labels.verify_labels`), cases with a label error are
     not scored: each is listed in ``exclusions`` with its problems and counted in the aggregate.
@@ -183,7 +164,7 @@ def evaluate_chains(
         return _evaluate_chains(cases, traces, ks, oracle_traces=oracle_traces, corpus_ids=corpus_ids, context_k=context_k,
                                 judge=judge, dataset_version=dataset_version, exclusions=exclusions,
                                 label_report=label_report, executor=executor or LocalExecutor(), batch_size=batch_size,
-                                cases_checked=cases_checked)
+                                cases_checked=cases_checked, measures=measures, extra_measures=extra_measures)
 
 
 def _evaluate_chains(
@@ -201,6 +182,8 @@ def _evaluate_chains(
     executor: Executor,
     batch_size: int | None,
     cases_checked: bool,
+    measures: Sequence[Measure | str] | None,
+    extra_measures: Sequence[str],
 ) -> ChainReport:
     ks = tuple(dict.fromkeys(ks))
     cases, traces, label_exclusions = _drop_broken_labels(cases, traces, label_report)
@@ -208,7 +191,11 @@ def _evaluate_chains(
         cases = check_cases(cases)
     traces = list(traces)
     judge = judge or TokenContainmentJudge()
-    measures = chain_measures(ks, judge)
+    chosen = tuple(m if isinstance(m, Measure) else str(m) for m in measures) if measures is not None else None
+    scored = scored_measures(ks, judge, chosen, extra_measures)  # names checked before any scoring
+    labels = [str(m) for m in scored]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"measures have duplicate names: {labels}")
     known = {c.case_id for c in cases}
     excluded = list(exclusions) + label_exclusions
     seen: set[str] = set()
@@ -225,27 +212,28 @@ def _evaluate_chains(
     by_case = _last_by_case(traces, known)
     oracle = _last_by_case(oracle_traces, known) if oracle_traces is not None else None
 
-    scoring = ChainScoring(ks, judge, corpus_ids=None if corpus_ids is None else frozenset(corpus_ids), context_k=context_k)
+    scoring = ChainScoring(ks, judge, corpus_ids=None if corpus_ids is None else frozenset(corpus_ids), context_k=context_k,
+                           measures=chosen, extra=tuple(extra_measures))
     workers = executor.workers or os.cpu_count() or 1
     if isinstance(executor, ProcessExecutor):  # a fork costs more than scoring a few hundred cases
         workers = max(1, min(executor.workers or available_cores(), len(cases) // CASES_PER_PROCESS))
         executor = ProcessExecutor(workers=workers)
     batches = case_batches(cases, by_case, oracle, workers=workers, size=batch_size)
-    scored = [case for batch in executor.map(score_batch, batches, setup=scoring) for case in batch]
-    rows = [s.row for s in scored]
-    diagnoses = [s.diagnosis for s in scored]
-    profiles = [s.profile for s in scored if s.profile is not None]
+    results = [case for batch in executor.map(score_batch, batches, setup=scoring) for case in batch]
+    rows = [s.row for s in results]
+    diagnoses = [s.diagnosis for s in results]
+    profiles = [s.profile for s in results if s.profile is not None]
 
-    agg_measures = list(measures) + (conditional_measures(ks) if oracle is not None else [])
-    aggregate = _aggregate_rows(rows, agg_measures)
+    agg_measures = list(scored) + (conditional_measures(ks) if oracle is not None else [])
+    aggregate = aggregate_rows(rows, agg_measures)
     aggregate["unknown_traces"] = len(unknown_ids)
     aggregate["duplicate_traces"] = len(duplicate_ids)
     aggregate["excluded_trace_lines"] = sum(1 for e in exclusions)
     aggregate["uncertain_cases"] = sum(1 for c in cases if c.uncertain)
     if label_report is not None:
         aggregate["label_excluded_cases"] = len(label_exclusions)
-        scored = {c.case_id for c in cases}
-        aggregate["missing_source_facts"] = sum(1 for m in label_report.missing_source_facts() if m["case_id"] in scored)
+        kept = {c.case_id for c in cases}
+        aggregate["missing_source_facts"] = sum(1 for m in label_report.missing_source_facts() if m["case_id"] in kept)
     aggregate["pass_rate"] = sum(d.passed for d in diagnoses) / len(diagnoses) if diagnoses else None
     if oracle is not None:
         aggregate["oracle_missing_traces"] = sum(1 for c in cases if c.case_id not in oracle)
@@ -305,25 +293,9 @@ def _drop_broken_labels(
 
 
 def _group(rows: list[dict[str, Any]], key: str, measures: Sequence[Measure]) -> dict[str, dict[str, Any]]:
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        value = row.get(key)
-        groups.setdefault("(none)" if value is None else str(value), []).append(row)
     out = {}
-    for name, members in sorted(groups.items()):
-        agg = _aggregate_rows(members, measures)
+    for name, members in group_rows(rows, key).items():
+        agg = aggregate_rows(members, measures)
         agg["pass_rate"] = sum(1 for r in members if r["passed"]) / len(members)
         out[name] = agg
     return out
-
-
-def load_trace_file(path: str | Path, *, strict: bool = True) -> tuple[list[Trace], list[dict[str, Any]]]:
-    """Strict: raise on the first bad line (naming it). Lenient: exclude bad lines and report them."""
-    if strict:
-        from hoprag.evaluation.runner import read_traces
-
-        return read_traces(path), []
-    traces, excluded = read_traces_lenient(path)
-    if not traces and excluded:
-        raise InputError(f"no readable trace ({len(excluded)} lines excluded)", source=str(path), fix="check the trace format")
-    return traces, excluded

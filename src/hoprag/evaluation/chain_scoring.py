@@ -1,6 +1,6 @@
-"""The per-case part of the chain evaluation: the chain measures, and the scoring of a batch of
-cases against their traces, so that an executor (:mod:`hoprag.executors`) can score batches on
-workers.
+"""The per-case part of the chain evaluation: the chain measures, the measures named in the
+registry, and the scoring of a batch of cases against their traces, so that an executor
+(:mod:`hoprag.executors`) can score batches on workers.
 
 :func:`hoprag.evaluation.chain_eval.evaluate_chains` pairs traces with cases, cuts the cases into
 :class:`CaseBatch` es, maps :func:`score_batch` over them with the state :class:`ChainScoring`
@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from hoprag.datasets.schema import Case
+from hoprag.errors import ConfigError
 from hoprag.evaluation.attribution import Judge, TokenContainmentJudge, claim_recall
 from hoprag.evaluation.failures import Diagnosis, diagnose
-from hoprag.evaluation.measures import Measure, default_measures
+from hoprag.evaluation.measures.cases import Measure, default_measures, document_measure
+from hoprag.evaluation.measures.registry import parse_measure
 from hoprag.evaluation.memo import evaluation_memo
 from hoprag.evaluation.paths import Hop2Recall, Hop3Recall, PathPrecision, has_layer, layer_recall
-from hoprag.evaluation.runner import evaluate
 from hoprag.evaluation.stopping import trace_profile
 from hoprag.evaluation.support import AllPassages, PassageRecall, SupportEM, SupportF1
 from hoprag.records import Trace
@@ -38,7 +39,10 @@ __all__ = [
     "case_batches",
     "chain_measures",
     "conditional_measures",
+    "measure_rows",
+    "named_measure",
     "score_batch",
+    "scored_measures",
 ]
 
 LAYERS = (2, 3)
@@ -71,6 +75,32 @@ def chain_measures(ks: Iterable[int] = (2, 5, 10), judge: Judge | None = None) -
     citation = Measure("citation_support", support, default=None)
     extra = [m.at(k) for m in (PathPrecision, Hop2Recall, Hop3Recall, PassageRecall, AllPassages) for k in ks]
     return default_measures(ks) + extra + [citation, ClaimRecall, SupportEM, SupportF1]
+
+
+def named_measure(name: str, judge: Judge | None = None) -> Measure:
+    """The measure a registered name means (``"P@5"``, ``"chain_coverage@7"``, ``"sp_f1"``)."""
+    spec = parse_measure(name)
+    if spec.definition.kind == "document":
+        return document_measure(spec)
+    for measure in chain_measures((spec.k or 1,), judge):
+        if measure.name == spec.family:
+            return measure if spec.k is None else measure.at(spec.k)
+    raise ConfigError(f"measure '{name}' is computed from an oracle-hop run only. Fix: pass --oracle TRACES "
+                      "instead of naming it")
+
+
+def scored_measures(ks: Sequence[int], judge: Judge | None, measures: Sequence[Measure | str] | None = None,
+                    extra: Sequence[str] = ()) -> list[Measure]:
+    """``measures`` (default: :func:`chain_measures`), names resolved, then ``extra`` names not already in."""
+    chosen = chain_measures(ks, judge) if measures is None else [
+        m if isinstance(m, Measure) else named_measure(m, judge) for m in measures]
+    labels = {str(m) for m in chosen}
+    for name in extra:
+        measure = named_measure(name, judge)
+        if str(measure) not in labels:
+            chosen.append(measure)
+            labels.add(str(measure))
+    return chosen
 
 
 def conditional_measures(ks: Sequence[int]) -> list[Measure]:
@@ -122,9 +152,12 @@ class ChainScoring:
     judge: Judge
     corpus_ids: frozenset[str] | None = None
     context_k: int | None = None
+    #: the measures to score (:func:`scored_measures`; default: :func:`chain_measures`), and names added
+    measures: tuple[Measure | str, ...] | None = None
+    extra: tuple[str, ...] = ()
 
     def __call__(self) -> ScoringState:
-        return ScoringState(self, tuple(chain_measures(self.ks, self.judge)))
+        return ScoringState(self, tuple(scored_measures(self.ks, self.judge, self.measures, self.extra)))
 
 
 @dataclass(frozen=True)
@@ -139,13 +172,11 @@ def score_batch(scorer: ScoringState, batch: CaseBatch) -> list[ScoredCase]:
     """Every case of ``batch`` scored: measures, earliest failure, trace profile, conditional recall."""
     config = scorer.scoring
     with evaluation_memo():
-        present = [t for t in batch.traces if t is not None]
-        base = evaluate(batch.cases, present, config.ks, measures=scorer.measures, aggregate=False)  # rows only
+        rows = measure_rows(batch.cases, batch.traces, scorer.measures)
         out: list[ScoredCase] = []
-        for index, (case, row) in enumerate(zip(batch.cases, base.cases)):
+        for index, (case, row) in enumerate(zip(batch.cases, rows)):
             trace = batch.traces[index]
             diagnosis = diagnose(case, trace, corpus_ids=config.corpus_ids, context_k=config.context_k, judge=config.judge)
-            row = dict(row)
             row.update(template=case.split_keys.template, uncertain=case.uncertain)
             row.update(passed=diagnosis.passed, failure=diagnosis.failure, failure_layer=diagnosis.layer,
                        failure_detail=diagnosis.detail)
@@ -159,6 +190,43 @@ def score_batch(scorer: ScoringState, batch: CaseBatch) -> list[ScoredCase]:
                 add_conditional(case, row, batch.oracle[index], config.ks)
             out.append(ScoredCase(row, diagnosis, profile))
     return out
+
+
+Family = tuple[Measure, tuple[str, ...], tuple[int, ...] | None]
+
+
+def _families(measures: Sequence[Measure]) -> list[Family]:
+    """The measures in order, consecutive cutoffs of one measure with ``many`` joined into one family
+    ``(measure, labels, cutoffs)`` (cutoffs ``None``: a measure computed on its own)."""
+    out: list[Family] = []
+    for measure in measures:
+        label = str(measure)
+        if out and out[-1][2] is not None and out[-1][0].same_family(measure):
+            first, names, ks = out[-1]
+            out[-1] = (first, (*names, label), (*ks, measure.k))  # type: ignore[misc]
+        elif measure.many is not None and measure.k is not None:
+            out.append((measure, (label,), (measure.k,)))
+        else:
+            out.append((measure, (label,), None))
+    return out
+
+
+def measure_rows(cases: Sequence[Case], traces: Sequence[Trace | None],
+                 measures: Sequence[Measure]) -> list[dict[str, Any]]:
+    """One row per case (its trace, or ``None``): ids, every measure's value, stop reason, missing."""
+    plan = _families(measures)
+    rows = []
+    for case, trace in zip(cases, traces):
+        row: dict[str, Any] = {"case_id": case.case_id, "question_type": case.question_type, "dataset": case.dataset}
+        for measure, names, ks in plan:
+            if ks is None:
+                row[names[0]] = measure.compute(case, trace)
+            else:
+                row.update(zip(names, measure.compute_many(case, trace, ks)))
+        row["stop_reason"] = None if trace is None else trace.stop_reason
+        row["missing_trace"] = trace is None
+        rows.append(row)
+    return rows
 
 
 def case_batches(

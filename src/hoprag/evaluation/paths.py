@@ -30,7 +30,7 @@ from hoprag.datasets.schema import Case
 from hoprag.evaluation.graph import chain_fact_ids, chain_layers, fact_layers, item_relevant, step_cover
 from hoprag.evaluation.hops import recall_many
 from hoprag.evaluation.matching import covered_within
-from hoprag.evaluation.measures import Measure
+from hoprag.evaluation.measures.cases import Measure
 from hoprag.evaluation.memo import memoized
 from hoprag.records import Trace
 

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from hoprag.datasets.schema import Case, Fact
 from hoprag.evaluation.hops import recall_many
 from hoprag.evaluation.matching import MISSING_SOURCE_PREFIX, overlaps
-from hoprag.evaluation.measures import Measure
+from hoprag.evaluation.measures.cases import Measure
 from hoprag.evaluation.memo import memoized
 from hoprag.ingest.chunking import sentence_spans
 from hoprag.records import Evidence, Trace

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from hoprag.datasets.schema import Case
+from hoprag.evaluation.qrels import qrels_from_cases, run_from_traces
 from hoprag.files import read_text
 from hoprag.gates.baseline import PROFILE_ARTIFACT, REFERENCE_ARTIFACT, load_baseline
 from hoprag.gates.checks.chunks import ChunkOutput
@@ -28,7 +29,7 @@ from hoprag.gates.checks.data import IngestOutput, field_profile
 from hoprag.gates.checks.embeddings import EmbedOutput, reference_sample, unknown_token_ids
 from hoprag.gates.checks.generation import GenerationOutput
 from hoprag.gates.checks.indexing import IndexOutput
-from hoprag.gates.checks.retrieval import RetrievalOutput, qrels_from_cases, run_from_traces
+from hoprag.gates.checks.retrieval import RetrievalOutput
 from hoprag.gates.embedding_source import BatchEmbedder, make_embedder
 from hoprag.gates.hooks import StageRunner
 from hoprag.gates.metrics import Metric
@@ -218,7 +219,7 @@ def run_gated_pipeline(corpora: Sequence[str | Path], cases_path: str | Path, ou
     for engine_name in engines:
         path = out / f"traces-{engine_name}.jsonl"
         run_questions(make_engine(engine_name, index), questions, path, run_id=run_id, resume=False, redact=redact)
-        from hoprag.evaluation.runner import read_traces
+        from hoprag.io.traces import read_traces
 
         traces = read_traces(path)
         store.add_traces(run_id, traces, redact=redact)

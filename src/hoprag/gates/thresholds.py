@@ -23,6 +23,7 @@ from typing import Any
 
 from hoprag.errors import ConfigError
 from hoprag.finite_numbers import NumberError, finite_float
+from hoprag.gates.checks.retrieval import CUTOFF_FAMILIES, PLAIN_FAMILIES
 from hoprag.gates.metrics import STAGES, canonical_stage
 from hoprag.validation_messages import quote
 
@@ -43,7 +44,8 @@ KNOWN_METRICS: dict[str, tuple[str, ...]] = {
               "pairwise_sim_mean", "pairwise_sim_p05", "pairwise_sim_p95", "centroid_drift", "norm_p50_shift",
               "pairwise_sim_ks", "embed_texts"),
     "index": ("documents_indexed", "chunks_indexed", "chunks_per_document", "unindexed_documents"),
-    "retrieve": ("queries", "P@<k>", "R@<k>", "nDCG@<k>", "Success@<k>", "RR", "AP"),
+    # the retrieve check's names, read from it (it records the evaluation core's document measures)
+    "retrieve": ("queries", *(f"{family}@<k>" for family in CUTOFF_FAMILIES), *PLAIN_FAMILIES),
     "generate": ("answers", "answered", "abstain_rate", "error_rate", "faithfulness", "factuality",
                  "citation_coverage", "bleu", "rouge1", "rouge2", "rougeL", "answer_em", "answer_f1",
                  "latency_ms_p50", "latency_ms_p95", "step_latency_ms_p50", "step_latency_ms_p95", "input_tokens",

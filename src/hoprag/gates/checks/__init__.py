@@ -1,9 +1,8 @@
 """Built-in checks, one module per stage; :func:`register_builtin` imports them all, and importing a
 module registers its checks as hooks of its stage.
 
-The package itself imports nothing, so a command that needs one pure function (``trec-eval``:
-:func:`hoprag.gates.checks.retrieval.retrieval_measures`) does not pay for every stage's imports
-(the feedback check reads the run store's records, which loads SQLAlchemy).
+The package itself imports nothing, so a command that needs one check module does not pay for
+every stage's imports (the feedback check reads the run store's records, which loads SQLAlchemy).
 """
 
 from __future__ import annotations

@@ -1,14 +1,18 @@
-"""Measure definitions: small value objects, apart from the code that maps them over cases.
+"""Per-case measures: a registered definition bound to the code that scores one case.
 
 A :class:`Measure` names a pure function ``fn(case, trace, k) -> float | None`` with its cutoff
 and its *default*: the score a case gets when no trace answers it (ir_measures' convention, so a
 missing trace can only lower a mean, never vanish from it). ``applies(case)`` says whether the
 measure means anything for a case at all; when it does not, the value is ``None`` (N/A) whether
-or not a trace exists, and the case is left out of that measure's mean.
+or not a trace exists, and the case is left out of that measure's mean. Names, cut-offs and
+defaults are those of :mod:`hoprag.evaluation.measures.registry` (a test holds them equal).
 
 Each formula is in the docstring of the function the measure points to:
 :mod:`hoprag.evaluation.hops` (chain coverage, hop-1 recall, hop statistics),
-:mod:`hoprag.evaluation.answers` (EM, F1) and :mod:`hoprag.evaluation.latency`.
+:mod:`hoprag.evaluation.answers` (EM, F1) and :mod:`hoprag.evaluation.latency`. A document-level
+measure (:func:`document_measure`) scores the case as one TREC query: its qrels and its trace's run
+(:mod:`hoprag.evaluation.qrels`) through :mod:`hoprag.evaluation.measures.documents`; it does not
+apply to a case with no relevant document.
 """
 
 from __future__ import annotations
@@ -19,6 +23,10 @@ from dataclasses import dataclass, replace
 
 from hoprag.datasets.schema import Case
 from hoprag.evaluation import answers, hops, latency
+from hoprag.evaluation.measures.documents import RankingArrays, measure_values
+from hoprag.evaluation.measures.registry import MeasureSpec, definition
+from hoprag.evaluation.memo import memoized
+from hoprag.evaluation.qrels import case_qrels, trace_run
 from hoprag.records import Trace
 
 MeasureFn = Callable[[Case, Trace, int | None], float | None]
@@ -117,3 +125,31 @@ def default_measures(ks: Iterable[int] = (2, 5, 10)) -> list[Measure]:
     if not ks:
         raise ValueError("ks is empty; pass at least one cutoff, e.g. ks=(2, 5, 10)")
     return [m.at(k) for m in CUTOFF_MEASURES for k in ks] + list(PLAIN_MEASURES)
+
+
+def has_relevant_document(case: Case) -> bool:
+    """Whether the case is a query of the qrels (:func:`hoprag.evaluation.qrels.case_qrels`)."""
+    return bool(memoized("case_qrels", (case,), lambda: case_qrels(case)))
+
+
+@dataclass(frozen=True)
+class DocumentScore:
+    """``fn`` of a document-level measure: the case as one query, its trace's evidence as the run."""
+
+    family: str
+
+    def __call__(self, case: Case, trace: Trace, k: int | None) -> float | None:
+        def arrays() -> RankingArrays:
+            qrels = memoized("case_qrels", (case,), lambda: case_qrels(case))
+            return RankingArrays({case.case_id: qrels}, {case.case_id: trace_run(trace)}, include_missing=True)
+
+        return float(measure_values(memoized("ranking_arrays", (case, trace), arrays), MeasureSpec(self.family, k))[0])
+
+
+def document_measure(spec: MeasureSpec) -> Measure:
+    """The per-case :class:`Measure` of a registered document-level measure (``P@5``, ``RR``, ...)."""
+    found = definition(spec.family)
+    if found.kind != "document":
+        raise ValueError(f"{spec} is a {found.kind} measure, not a document-level one")
+    return Measure(found.name, DocumentScore(found.name), k=spec.k, default=found.default,
+                   applies=has_relevant_document)
