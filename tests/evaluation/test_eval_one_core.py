@@ -1,6 +1,6 @@
 """One evaluation core: one qrels rule, one measure registry, one computation.
 
-The retrieve gate, ``hoprag eval -m`` and ``hoprag trec-eval`` on ``hoprag export-trec``'s files give
+The retrieve gate, ``hoprag eval -m`` and ``hoprag trec eval`` on ``hoprag trec export``'s files give
 the same document-level numbers on the same traces (made through the CLI on the bundled enterprise
 set), and those equal pytrec_eval's and ir_measures' on the same files.
 """
@@ -102,7 +102,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
             ["index", "corpus.jsonl", "--out", "index", "--quiet"],
             ["run", "index", "cases.jsonl", "--out", "traces.jsonl", "--quiet"],
             ["eval", "cases.jsonl", "traces.jsonl", "--k", "5", "--k", "10", *measures, "--json", "eval.json"],
-            ["export-trec", "cases.jsonl", "traces.jsonl", "--qrels", "qrels.txt", "--run", "run.txt"],
+            ["trec", "export", "cases.jsonl", "traces.jsonl", "--qrels", "qrels.txt", "--run", "run.txt"],
         ):
             try:
                 main(argv)
@@ -132,7 +132,7 @@ def _gate_metrics(work: Path) -> dict[str, float]:
 @pytest.mark.integration
 def test_gate_eval_and_trec_eval_agree(built: Path, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
-    main(["trec-eval", str(built / "qrels.txt"), str(built / "run.txt"), *[a for n in NAMES for a in ("-m", n)],
+    main(["trec", "eval", str(built / "qrels.txt"), str(built / "run.txt"), *[a for n in NAMES for a in ("-m", n)],
           "--include-missing", "--json"])
     trec = json.loads(capsys.readouterr().out)
     evaluated = json.loads((built / "eval.json").read_text(encoding="utf-8"))["aggregate"]

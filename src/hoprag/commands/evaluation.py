@@ -89,7 +89,7 @@ def register(app: typer.Typer) -> None:
         ks: list[int] = typer.Option([2, 5, 10], "--k", min=1, help="cut-offs, e.g. --k 2 5 10"),
         measures: list[str] = typer.Option(
             [], "-m", "--measure", help="also score these registered measures, e.g. the document-level ones "
-            "hoprag trec-eval gives: -m P@5 -m R@5 -m nDCG@10 -m RR -m AP -m Success@5"),
+            "hoprag trec eval gives: -m P@5 -m R@5 -m nDCG@10 -m RR -m AP -m Success@5"),
         json_out: Optional[Path] = typer.Option(None, "--json", help="write {aggregate, cases, ...} JSON here"),
         html_out: Optional[Path] = typer.Option(None, "--html", help="write a self-contained HTML report here"),
         oracle: Optional[Path] = typer.Option(None, "--oracle", help="traces of an oracle-hop run (conditional hop recall)"),
@@ -268,9 +268,7 @@ def register(app: typer.Typer) -> None:
         source: str = typer.Option("evidence", "--source", help="evidence (final context) or hits (every step)"),
         tag: str = typer.Option("hoprag", "--tag"),
     ) -> None:
-        """Write TREC qrels and a run file (document level) for trec_eval / ir_measures: the judgments
-        and rankings hoprag eval -m and the retrieve gate score (cases without a relevant document
-        are left out)."""
+        """Write TREC qrels and a run file (document level) for trec_eval / ir_measures: what eval -m and the retrieve gate score."""
         from hoprag.errors import ConfigError
         from hoprag.evaluation.qrels import RUN_SOURCES, qrels_from_cases, run_from_traces
         from hoprag.io.traces import read_traces

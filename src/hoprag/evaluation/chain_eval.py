@@ -18,7 +18,7 @@ Its aggregate holds ``chain_coverage@k``, ``hop1_recall@k``, ``answer_em``, ``an
 - with ``extra_measures`` (``hoprag eval -m``), any other registered measure
   (:mod:`hoprag.evaluation.measures.registry`): document-level ``P@k``, ``R@k``, ``nDCG@k``, ``AP``,
   ``RR``, ``Success@k`` score each case as one TREC query of :mod:`hoprag.evaluation.qrels`, equal
-  to the retrieve gate's and ``hoprag trec-eval``'s values on ``hoprag export-trec``'s files;
+  to the retrieve gate's and ``hoprag trec eval``'s values on ``hoprag trec export``'s files;
 - with a label report (:mod:`hoprag.datasets.labels`), cases whose labels contradict their sources
   excluded from scoring, each listed with its problems.
 

@@ -1,6 +1,6 @@
 """Judgments from cases and rankings from traces: the one rule behind every document-level measure.
 
-``hoprag eval -m``, the retrieve gate and ``hoprag export-trec`` (so ``hoprag trec-eval``, trec_eval,
+``hoprag eval -m``, the retrieve gate and ``hoprag trec export`` (so ``hoprag trec eval``, trec_eval,
 pytrec_eval and ir_measures on its files) judge the same traces with these qrels and rank with these
 runs, so their numbers agree.
 
@@ -25,7 +25,7 @@ run, document level, from each case's last trace (the one evaluation scores):
 
 scored ``n - rank + 1``, so score order is rank order for every tool. A case whose trace is missing
 is in the qrels but not the run: the gate and ``hoprag eval`` score it 0 (``trec_eval -c``,
-``hoprag trec-eval --include-missing``). Writing and reading the files is :mod:`hoprag.trec`.
+``hoprag trec eval --include-missing``). Writing and reading the files is :mod:`hoprag.trec`.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ The ranking is by score descending, ties broken by docid descending (trec_eval's
 column of a run is ignored. Queries are those in both run and qrels (pytrec_eval's convention);
 ``include_missing=True`` also scores qrels queries absent from the run as 0 (``trec_eval -c``, the
 registered default). The definitions are :mod:`hoprag.evaluation.measures.registry`'s ``document``
-kind; ``hoprag trec-eval``, the retrieve gate and ``hoprag eval -m`` (one query per case,
+kind; ``hoprag trec eval``, the retrieve gate and ``hoprag eval -m`` (one query per case,
 :mod:`hoprag.evaluation.measures.cases`) all compute them here.
 """
 

@@ -1,7 +1,7 @@
 """The retrieve stage's check: document-level P@k, R@k, nDCG@k, Success@k, RR and AP of a run.
 
 The measures are the evaluation core's (:mod:`hoprag.evaluation.measures.documents`, the same code
-``hoprag trec-eval`` and ``hoprag eval -m`` run), and the qrels and run come from the one rule of
+``hoprag trec eval`` and ``hoprag eval -m`` run), and the qrels and run come from the one rule of
 :mod:`hoprag.evaluation.qrels`, so the gate's numbers equal theirs on the same traces. A case with
 no trace is scored 0 (``trec_eval -c``); a case with no relevant document is not a query.
 """
