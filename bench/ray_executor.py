@@ -65,7 +65,7 @@ def slow_server(latency_s: float) -> ThreadingHTTPServer:
 
 
 def comparable(path: Path) -> list[tuple]:
-    from hoprag.evaluation.runner import read_traces
+    from hoprag.io.traces import read_traces
 
     return [(t.case_id, [[h.chunk_id for h in s.hits] for s in t.steps], t.answer.text, t.stop_reason)
             for t in read_traces(path)]

@@ -17,8 +17,8 @@ tool reads. So it is refused where it is read, with the file, line and field:
 - :func:`first_refused` finds such a value in parsed data (the fast readers' free-form fields, a
   ``Case`` built in code).
 
-Writers never write NaN or Infinity: ``json.dumps(..., allow_nan=False)`` in :mod:`hoprag.jsonl`
-and :mod:`hoprag.json_text`.
+Writers never write NaN or Infinity: ``json.dumps(..., allow_nan=False)`` in :mod:`hoprag.io.outputs`,
+:mod:`hoprag.io.traces` and :mod:`hoprag.json_text`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""JSONL reading and writing for records: errors name the file, line and field; appends flush.
+"""JSONL reading for records: errors name the file, line and field; a line cut off mid-write is found.
 
 Numbers are read under :mod:`hoprag.finite_numbers` (no NaN, no Infinity, nothing that overflows a
-float) and never written as NaN or Infinity.
+float). Writing a user's file goes through the output guard (:mod:`hoprag.io.outputs`:
+``write_records``; traces: :mod:`hoprag.io.traces`), which sits above this module.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from typing import Any, TypeVar
 from hoprag.errors import InputError
 from hoprag.files import open_text
 from hoprag.finite_numbers import DECODER, NumberError, loads, refusal
-from hoprag.io.kinds import ANY_JSONL, OutputKind
-from hoprag.io.outputs import atomic_writer, open_for_append
 
 T = TypeVar("T")
 
@@ -50,7 +49,6 @@ def iter_jsonl_dicts(
     Returns the number of records. The common case (a line that parses) costs one decode call:
     blank lines and errors are sorted out only when decoding fails. ``fast``: see :func:`read_jsonl_dicts`.
     """
-    decode = _DECODER.decode
     count = 0
     for number, line in enumerate(lines, start=1):
         if fast is not None:
@@ -59,25 +57,33 @@ def iter_jsonl_dicts(
                 count += 1
                 yield number, record
                 continue
-        try:
-            obj = decode(line)
-        except (ValueError, RecursionError):
-            if not line.strip():
-                continue
-            # raises the InputError that says what is wrong (a value only if the failure was the stack's)
-            obj = parse_json(line, source=source, line=number, fix="make every line one complete JSON object")
-        if "\\u" in line and _SURROGATE_ESCAPE.search(line):
-            _refuse_lone_surrogates(obj, source=source, line=number)
-        if type(obj) is not dict:
-            raise InputError(
-                f"expected a JSON object, got {type(obj).__name__}",
-                source=source,
-                line=number,
-                fix="make every line one JSON object",
-            )
-        count += 1
-        yield number, obj
+        obj = decode_line(line, source=source, number=number)
+        if obj is not None:
+            count += 1
+            yield number, obj
     return count
+
+
+def decode_line(line: str, *, source: str, number: int) -> dict[str, Any] | None:
+    """The JSON object on line ``number`` of ``source`` (``None`` for a blank line); a line that is
+    not one JSON object raises :class:`InputError` naming it. The common case costs one decode call."""
+    try:
+        obj = _DECODER.decode(line)
+    except (ValueError, RecursionError):
+        if not line.strip():
+            return None
+        # raises the InputError that says what is wrong (a value only if the failure was the stack's)
+        obj = parse_json(line, source=source, line=number, fix="make every line one complete JSON object")
+    if "\\u" in line and _SURROGATE_ESCAPE.search(line):
+        _refuse_lone_surrogates(obj, source=source, line=number)
+    if type(obj) is not dict:
+        raise InputError(
+            f"expected a JSON object, got {type(obj).__name__}",
+            source=source,
+            line=number,
+            fix="make every line one JSON object",
+        )
+    return obj
 
 
 def parse_json(text: str, *, source: str, line: int | None = None, fix: str, what: str | None = None) -> Any:
@@ -155,24 +161,6 @@ def read_records(path: str | Path, record_type: type[T]) -> list[T]:
                 f"invalid {record_type.__name__}: {exc}", source=str(path), line=number
             ) from None
     return records
-
-
-def write_records(path: str | Path, records: Iterable[Any], *, kind: OutputKind = ANY_JSONL) -> int:
-    """Write records (anything with ``to_dict``) as JSONL, atomically through the output guard
-    (:mod:`hoprag.io.outputs`); returns the count written."""
-    count = 0
-    with atomic_writer(path, kind) as handle:
-        for record in records:
-            handle.write(json.dumps(record.to_dict(), ensure_ascii=False, allow_nan=False) + "\n")
-            count += 1
-    return count
-
-
-def append_record(path: str | Path, record: Any) -> None:
-    """Append one record and flush, so a run that dies keeps every trace written so far."""
-    with open_for_append(path, None) as handle:  # the caller checked the file's kind when it started
-        handle.write(json.dumps(record.to_dict(), ensure_ascii=False, allow_nan=False) + "\n")
-        handle.flush()
 
 
 @dataclass(frozen=True)

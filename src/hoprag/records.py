@@ -3,7 +3,8 @@
 Documents and chunks flow into the index, hits and evidence flow out of retrieval, and a Trace is
 what one question leaves behind: the unit that evaluation consumes. ``Case`` (the gold labels) is
 validated input and lives in :mod:`hoprag.datasets.schema`; it is never shown to a system under test.
-JSONL reading and writing lives in :mod:`hoprag.jsonl`. Every number ``from_dict`` reads goes
+JSONL reading lives in :mod:`hoprag.jsonl`, writing in :mod:`hoprag.io.outputs`; a traces file is
+read and written by :mod:`hoprag.io.traces`. Every number ``from_dict`` reads goes
 through :mod:`hoprag.finite_numbers` (finite, whole numbers within 64 bits).
 """
 

@@ -18,7 +18,7 @@ from hoprag.datasets.passages import (
     slugify,
 )
 from hoprag.errors import EmptyCorpusError, InputError
-from hoprag.jsonl import write_records
+from hoprag.io.outputs import write_records
 from hoprag.records import Document
 
 DATA = Path(__file__).parents[1] / "data"

@@ -12,7 +12,7 @@ from hoprag.datasets.labels import verify_labels
 from hoprag.datasets.schema import load_cases
 from hoprag.evaluation.chain_eval import evaluate_chains
 from hoprag.evaluation.chain_scoring import case_batches
-from hoprag.evaluation.runner import read_traces
+from hoprag.io.traces import read_traces
 from hoprag.executors import LocalExecutor
 from hoprag.ingest.loaders import load_documents
 

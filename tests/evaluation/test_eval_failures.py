@@ -8,9 +8,10 @@ import pytest
 
 from hoprag.datasets.schema import load_cases
 from hoprag.evaluation.attribution import TokenContainmentJudge, attribute, claim_recall
-from hoprag.evaluation.chain_eval import evaluate_chains, read_traces_lenient
+from hoprag.evaluation.chain_eval import evaluate_chains
 from hoprag.evaluation.failures import FAILURE_CLASSES, diagnose, failure_counts
 from hoprag.evaluation.stopping import fallback_outcome, trace_profile, truncate_to_budget
+from hoprag.io.traces import read_traces_file
 from hoprag.records import Answer, Citation, Claim, Evidence, Hit, HopStep, Trace
 
 pytestmark = pytest.mark.unit
@@ -132,14 +133,16 @@ def test_counts_and_report_exclusions(tmp_path: Path) -> None:
     assert report.aggregate["uncertain_cases"] == 0 and report.config["judge"]["prompt_version"] == "v1"
     bad = tmp_path / "eval4_bad.jsonl"
     bad.write_text('{"case_id": "ent-003"}\n{"case_id": "ent-003", "evidence": [{"hit": {"rank": 1}}]}\n{"question": "q"}\n')
-    got, excluded = read_traces_lenient(bad)
+    read = read_traces_file(bad, lenient=True)
+    got, excluded = read.traces, read.exclusions
     assert len(got) == 1 and [e["line"] for e in excluded] == [2, 3]
     assert excluded[0]["reason"] == "missing field 'doc_id'"
     assert failure_counts([]) ["failed"] == 0
 
 
 def test_foreign_trace_fixture_lenient() -> None:
-    traces, excluded = read_traces_lenient(ROOT / "tests" / "data" / "eval4_foreign_traces.jsonl")
+    read = read_traces_file(ROOT / "tests" / "data" / "eval4_foreign_traces.jsonl", lenient=True)
+    traces, excluded = list(read.traces), list(read.exclusions)
     assert [t.case_id for t in traces] == ["ent-014", "ent-404"]
     assert excluded == [{"source": str(ROOT / "tests" / "data" / "eval4_foreign_traces.jsonl"), "line": 2,
                          "case_id": "ent-003", "reason": "missing field 'doc_id'"}]

@@ -63,11 +63,11 @@ def test_eval_corpus_excludes_and_lists_broken_labels(tmp_path: Path, command: s
 
     from hoprag.cli import app
     from hoprag.datasets.schema import write_cases
-    from hoprag.jsonl import write_records
+    from hoprag.io.traces import write_traces
 
     cases_file, traces_file, out = tmp_path / "cases.jsonl", tmp_path / "traces.jsonl", tmp_path / "eval.json"
     write_cases(cases_file, [broken(CASES[0]), *CASES[1:]])
-    write_records(traces_file, [oracle_trace(c) for c in CASES])
+    write_traces(traces_file, [oracle_trace(c) for c in CASES])
     args = [command, str(cases_file), str(traces_file), "--k", "50", "--json", str(out)]
     result = CliRunner().invoke(app, [*args, "--corpus", str(DATA / "corpus.jsonl")])
     assert result.exit_code == 0, result.output

@@ -18,7 +18,7 @@ from hoprag.evaluation.graph import evidence_cover, step_candidates, step_cover
 from hoprag.evaluation.hops import hop1_candidates
 from hoprag.evaluation.matching import covered_facts, covered_within, fact_covered, first_cover
 from hoprag.evaluation.memo import evaluation_memo, memoized
-from hoprag.evaluation.runner import read_traces
+from hoprag.io.traces import read_traces
 from hoprag.records import Evidence, Hit
 
 pytestmark = pytest.mark.unit

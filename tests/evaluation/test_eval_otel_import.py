@@ -19,7 +19,7 @@ from hoprag.datasets.schema import load_cases  # noqa: E402
 from hoprag.errors import InputError  # noqa: E402
 from hoprag.evaluation.chain_eval import evaluate_chains  # noqa: E402
 from hoprag.otel_import import import_otel_traces, read_otlp_spans, spans_to_traces  # noqa: E402
-from hoprag.traces_file import read_trace_dicts  # noqa: E402
+from hoprag.io.traces import read_traces  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -102,7 +102,7 @@ def test_imported_spans_become_traces_scored_against_chains(exported, tmp_path) 
     path = _write_per_trace(exported, tmp_path / "spans.jsonl")
     summary = import_otel_traces(path, tmp_path / "traces.jsonl")
     assert (summary.spans, summary.traces, summary.skipped) == (len(exported), 2, 1)
-    traces = {t["case_id"]: t for _, t in read_trace_dicts(tmp_path / "traces.jsonl")[0]}
+    traces = {t.case_id: t.to_dict() for t in read_traces(tmp_path / "traces.jsonl")}
     first = traces["ent-001"]
     assert first["question"] == Q1 and first["answer"]["text"] == "7 years"
     assert [s["issued_query"] for s in first["steps"]] == ["plan acquired under Project Orion",

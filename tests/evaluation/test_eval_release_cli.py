@@ -13,7 +13,7 @@ from hoprag.datasets.schema import load_cases
 from hoprag.errors import ConfigError, InputError
 from hoprag.evaluation.chain_eval import evaluate_chains
 from hoprag.evaluation.release import decide, load_policy, parse_policy, refuse_oracle
-from hoprag.jsonl import write_records
+from hoprag.io.traces import write_traces
 from hoprag.records import Answer, Citation, Claim, Evidence, Hit, HopStep, Trace
 from hoprag.report.html import render_html
 
@@ -75,7 +75,7 @@ def test_html_is_self_contained() -> None:
 def test_cli_commands(tmp_path: Path) -> None:
     runner = CliRunner()
     traces = tmp_path / "eval4_traces.jsonl"
-    write_records(traces, [good()])
+    write_traces(traces, [good()])
     corpus = ROOT / "data" / "enterprise" / "corpus.jsonl"
     record = tmp_path / "shortcuts.jsonl"
     res = runner.invoke(app, ["audit", str(CASES_FILE), str(corpus), "--fail-on-findings", "--out", str(record)])

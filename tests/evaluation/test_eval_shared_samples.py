@@ -12,7 +12,7 @@ from hoprag.demo import run_demo
 from hoprag.evaluation.ablations import run_ablations
 from hoprag.evaluation.chain_eval import evaluate_chains
 from hoprag.evaluation.failures import EXTRA_CLASSES, FAILURE_CLASSES
-from hoprag.evaluation.runner import read_traces
+from hoprag.io.traces import read_traces
 from hoprag.index.store import load_index
 from hoprag.ingest.loaders import load_documents
 

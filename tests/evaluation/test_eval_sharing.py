@@ -12,7 +12,7 @@ import pytest
 from hoprag.cli import main
 from hoprag.datasets.schema import load_cases
 from hoprag.evaluation.chain_eval import evaluate_chains
-from hoprag.evaluation.runner import read_traces
+from hoprag.io.traces import read_traces
 from hoprag.security.redaction import parse_patterns, redact_text
 
 ENTERPRISE = Path(__file__).parents[2] / "data" / "enterprise"

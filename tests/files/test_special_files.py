@@ -69,9 +69,8 @@ def _readers() -> dict[str, Callable[[Path], object]]:
     from hoprag.datasets.importers import import_dataset
     from hoprag.datasets.labels import read_cases_checked
     from hoprag.datasets.schema import load_cases
-    from hoprag.evaluation.chain_eval import read_traces_lenient
     from hoprag.evaluation.release import load_policy
-    from hoprag.evaluation.runner import read_traces
+    from hoprag.io.traces import read_traces, read_traces_file
     from hoprag.gates.checks.feedback import read_feedback
     from hoprag.gates.thresholds import load_thresholds
     from hoprag.ingest.loaders import load_documents
@@ -80,7 +79,7 @@ def _readers() -> dict[str, Callable[[Path], object]]:
 
     return {
         "corpus": load_documents, "cases": load_cases, "cases (audit)": read_cases_checked, "traces": read_traces,
-        "traces (lenient)": read_traces_lenient, "hotpotqa": lambda p: import_dataset("hotpotqa", [p]),
+        "traces (lenient)": lambda p: read_traces_file(p, lenient=True), "hotpotqa": lambda p: import_dataset("hotpotqa", [p]),
         "musique": lambda p: import_dataset("musique", [p]), "feedback": read_feedback, "qrels": read_qrels,
         "trec run": read_run, "thresholds": load_thresholds, "policy": load_policy, "prices": load_price_table,
     }

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from hoprag.datasets.schema import load_cases
 from hoprag.evaluation.chain_eval import evaluate_chains
 from hoprag.evaluation.release import decide, load_policy
-from hoprag.evaluation.runner import read_traces
+from hoprag.io.traces import read_traces
 from hoprag.gates.thresholds import load_thresholds
 from hoprag.index.store import build_index, load_index
 from hoprag.ingest.loaders import load_documents

@@ -21,11 +21,9 @@ from hypothesis import strategies as st
 
 from hoprag.datasets.schema import case_from_dict, case_from_json_line, load_cases
 from hoprag.errors import InputError
-from hoprag.evaluation.runner import read_traces
+from hoprag.io.traces import is_header, normalize_case_id, read_traces, trace_from_json_line
 from hoprag.jsonl import iter_jsonl_dicts
 from hoprag.records import Trace
-from hoprag.trace_json import trace_from_json_line
-from hoprag.traces_file import is_header, normalize_case_id
 
 pytestmark = pytest.mark.unit
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from hoprag.datasets.schema import load_cases
 from hoprag.evaluation.chain_eval import evaluate_chains
-from hoprag.evaluation.runner import read_traces
+from hoprag.io.traces import read_traces
 from hoprag.otel_import import import_otel_traces
 
 pytestmark = pytest.mark.unit

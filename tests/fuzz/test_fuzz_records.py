@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from hoprag.datasets.importers import import_dataset
 from hoprag.datasets.passages import load_passage_corpus
 from hoprag.datasets.schema import load_cases
-from hoprag.evaluation.chain_eval import evaluate_chains, read_traces_lenient
-from hoprag.evaluation.runner import read_traces
+from hoprag.evaluation.chain_eval import evaluate_chains
+from hoprag.io.traces import read_traces, read_traces_file
 from hoprag.gates.checks.feedback import feedback_metrics, read_feedback
 from hoprag.ingest.loaders import load_documents
 from hoprag.trec import read_qrels, read_run
@@ -60,8 +60,7 @@ def _traces_then_eval(path: Path) -> None:
 
 
 def _lenient_then_eval(path: Path) -> None:
-    traces, _ = read_traces_lenient(path)
-    evaluate_chains(CASES, traces, ks=(2, 5))
+    evaluate_chains(CASES, read_traces_file(path, lenient=True).traces, ks=(2, 5))
 
 
 def _feedback(path: Path) -> None:

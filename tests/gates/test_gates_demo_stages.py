@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.integration
 def test_every_stage_lands_in_the_store(tmp_path: Path) -> None:
     from hoprag.datasets.schema import load_cases
-    from hoprag.evaluation.runner import read_traces
+    from hoprag.io.traces import read_traces
     from hoprag.index.store import build_index, load_index
     from hoprag.ingest.loaders import load_documents
     from hoprag.pipeline.factory import make_engine

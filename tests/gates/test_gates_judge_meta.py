@@ -12,7 +12,7 @@ from rich.console import Console
 from hoprag.datasets.schema import load_cases
 from hoprag.evaluation.calibration import calibrate
 from hoprag.evaluation.calibration_record import calibration_meta
-from hoprag.evaluation.runner import read_traces
+from hoprag.io.traces import read_traces
 from hoprag.gates.checks.generation import GenerationOutput, generation_check
 from hoprag.gates.gate import evaluate_gate
 from hoprag.gates.metrics import Metric

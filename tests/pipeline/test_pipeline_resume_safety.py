@@ -11,12 +11,10 @@ from pathlib import Path
 import pytest
 
 from hoprag.errors import InputError
-from hoprag.evaluation.chain_eval import load_trace_file, read_traces_lenient
-from hoprag.evaluation.runner import read_traces
+from hoprag.io.traces import NotTracesFileError, read_traces, read_traces_file
 from hoprag.locks import FileLockedError, exclusive_lock, lock_path
 from hoprag.pipeline.factory import make_engine
 from hoprag.pipeline.runner import questions_from_cases, run_questions
-from hoprag.traces_file import NotTracesFileError
 
 pytestmark = pytest.mark.unit
 
@@ -44,8 +42,8 @@ def test_the_first_line_is_the_run_header_and_every_reader_skips_it(hotpot_index
     assert header["index_artifact_id"] == hotpot_index.manifest.artifact_id and header["created"].endswith("Z")
     assert [t["case_id"] for t in traces] == [q.case_id for q in questions]
     assert [t.case_id for t in read_traces(out)] == [q.case_id for q in questions]
-    lenient, excluded = read_traces_lenient(out)
-    assert len(lenient) == len(questions) and excluded == []
+    read = read_traces_file(out, lenient=True)
+    assert len(read.traces) == len(questions) and read.exclusions == ()
     assert not lock_path(out).exists()  # released on exit
 
 
@@ -116,8 +114,8 @@ def test_a_torn_last_line_is_dropped_on_resume_and_said_so(hotpot_index, questio
     torn_at = complete[:-1].rfind(b"\n") + 1
     with pytest.raises(InputError, match=r":4: the last line is cut off .*--lenient"):
         read_traces(out)
-    lenient, excluded = load_trace_file(out, strict=False)
-    assert len(lenient) == 2 and excluded[0]["line"] == 4
+    read = read_traces_file(out, lenient=True)
+    assert len(read.traces) == 2 and read.exclusions[0]["line"] == 4
     summary = run_questions(engine, questions, out)
     assert summary.run_id == first.run_id and summary.resumed == 2 and summary.written == len(questions) - 2
     (note,) = summary.notes
@@ -203,4 +201,4 @@ def test_a_cases_file_given_as_traces_is_refused_with_the_fix():
     with pytest.raises(NotTracesFileError, match=r"cases file, not traces.*CASES TRACES"):
         read_traces(ENTERPRISE_CASES)
     with pytest.raises(NotTracesFileError):
-        read_traces_lenient(ENTERPRISE_CASES)
+        read_traces_file(ENTERPRISE_CASES, lenient=True)

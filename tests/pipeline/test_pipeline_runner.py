@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from hoprag.evaluation.runner import read_traces
+from hoprag.io.traces import read_traces
 from hoprag.pipeline.factory import make_engine
 from hoprag.pipeline.runner import Question, questions_from_cases, run_questions
 from hoprag.records import Trace

@@ -21,7 +21,7 @@ from hoprag.datasets.importers import import_dataset, write_import
 from hoprag.datasets.schema import write_cases
 from hoprag.evaluation.calibration import calibrate
 from hoprag.index.store import load_index
-from hoprag.jsonl import write_records
+from hoprag.io.traces import write_traces
 from hoprag.pipeline.factory import make_engine
 from hoprag.pipeline.runner import questions_from_cases, run_questions
 
@@ -50,7 +50,7 @@ def files(enterprise, hotpot, tmp_path_factory) -> dict[str, Path]:
                       run_id="r1")
     cases = enterprise[1]
     out["oracle"] = folder / "oracle.jsonl"
-    write_records(out["oracle"], [oracle_trace(c, run_id="oracle") for c in cases[:12]])  # 4 cases without an oracle trace
+    write_traces(out["oracle"], [oracle_trace(c, run_id="oracle") for c in cases[:12]])  # 4 cases without an oracle trace
     out["calibration"] = folder / "calibration.json"
     out["calibration"].write_text(json.dumps(calibrate(cases, resamples=100)), encoding="utf-8")
     out["broken_cases"] = folder / "broken-cases.jsonl"
@@ -154,7 +154,7 @@ class FailingJudge:
 
 def test_a_failing_worker_is_one_error_that_names_what_failed(enterprise, files):
     from hoprag.evaluation.chain_eval import evaluate_chains
-    from hoprag.evaluation.runner import read_traces
+    from hoprag.io.traces import read_traces
     from hoprag.executors import ExecutorError, RayExecutor
 
     module = sys.modules[__name__]

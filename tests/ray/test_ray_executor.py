@@ -17,7 +17,7 @@ import pytest
 from hoprag.cli import main
 from hoprag.errors import ConfigError
 from hoprag.evaluation.ablations import AblationRecipe, run_ablations
-from hoprag.evaluation.runner import read_traces
+from hoprag.io.traces import read_traces
 from hoprag.executors import RayExecutor
 from hoprag.index.embed_shards import embed_corpus
 from hoprag.index.store import load_index

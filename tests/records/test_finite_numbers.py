@@ -16,13 +16,12 @@ from hypothesis import strategies as st
 from hoprag.datasets.schema import Case, load_cases
 from hoprag.errors import ConfigError, InputError
 from hoprag.evaluation.pools import read_judgments
-from hoprag.evaluation.runner import read_traces
+from hoprag.io.traces import read_traces, trace_from_json_line
 from hoprag.finite_numbers import DECODER, NumberError, bounded_int, finite_float, first_refused
 from hoprag.gates.checks.feedback import read_feedback
 from hoprag.gates.thresholds import load_thresholds
 from hoprag.jsonl import parse_json
 from hoprag.json_text import dumps_indented
-from hoprag.trace_json import trace_from_json_line
 from hoprag.trec import read_qrels, read_run
 
 pytestmark = pytest.mark.unit

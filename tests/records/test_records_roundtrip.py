@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hoprag.errors import InputError
-from hoprag.jsonl import append_record, read_records, write_records
+from hoprag.io.traces import append_trace, read_traces, write_traces
+from hoprag.jsonl import read_records
 from hoprag.records import Answer, Chunk, Citation, Claim, Document, Evidence, Hit, HopStep, Trace, Usage
 
 pytestmark = pytest.mark.unit
@@ -52,10 +53,10 @@ def sample_trace() -> Trace:
 def test_trace_round_trips_through_jsonl(tmp_path):
     trace = sample_trace()
     path = tmp_path / "traces.jsonl"
-    assert write_records(path, [trace]) == 1
-    append_record(path, trace)
+    assert write_traces(path, [trace]) == 1
+    append_trace(path, trace)
     back = read_records(path, Trace)
-    assert back == [trace, trace]
+    assert back == [trace, trace] == read_traces(path)
     assert back[0].usage.tokens == 12 and back[0].evidence[0].doc_id == "neil-peart"
 
 

@@ -88,7 +88,7 @@ def test_hoprag_run_leaves_a_question_span_per_case(enterprise_index, spans, tmp
     from service_helpers import ENTERPRISE
 
     from hoprag.cli import main
-    from hoprag.traces_file import read_trace_dicts
+    from hoprag.io.traces import read_traces
 
     cases = tmp_path / "cases.jsonl"
     cases.write_text("".join((ENTERPRISE / "cases.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)[:2]),
@@ -97,7 +97,7 @@ def test_hoprag_run_leaves_a_question_span_per_case(enterprise_index, spans, tmp
         main(["run", str(enterprise_index), str(cases), "--out", str(tmp_path / "traces.jsonl"), "--quiet"])
     except SystemExit as exc:
         assert not exc.code
-    traces = [t for _, t in read_trace_dicts(tmp_path / "traces.jsonl")[0]]
+    traces = [t.to_dict() for t in read_traces(tmp_path / "traces.jsonl")]
     roots = [s for s in spans.get_finished_spans() if s.name == "hoprag.answer"]
     assert sorted(r.attributes["hoprag.case_id"] for r in roots) == sorted(t["case_id"] for t in traces)
     assert {r.attributes["hoprag.run_id"] for r in roots} == {traces[0]["run_id"]}

@@ -58,8 +58,7 @@ from hoprag.pipeline.spec import EngineSpec
 from hoprag.pipeline.plan import QuestionPlanner
 from hoprag.errors import ConfigError
 from hoprag.executors import LocalExecutor
-from hoprag.io.kinds import TRACES_JSONL
-from hoprag.jsonl import write_records
+from hoprag.io.traces import write_traces
 from hoprag.security.boundary import trace_for_storage
 from hoprag.records import Chunk, Evidence, Hit, HopStep, Trace
 
@@ -200,8 +199,7 @@ def run_ablations(
         del traces["graph"]
     for name, items in traces.items():
         # what is written is redacted of PII like every stored trace; scoring below uses the same ids
-        write_records(out / f"traces-{name}.jsonl", [trace_for_storage(t, "ablation-traces", redact=redact) for t in items],
-                      kind=TRACES_JSONL)
+        write_traces(out / f"traces-{name}.jsonl", [trace_for_storage(t, "ablation-traces", redact=redact) for t in items])
     reports = {}
     for name, items in traces.items():
         oracle = traces["oracle-hop"] if name == "iterative" else None

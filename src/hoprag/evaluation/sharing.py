@@ -8,17 +8,14 @@ and hop metrics of the copy equal those of the original.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from hoprag.errors import InputError
-from hoprag.evaluation.runner import read_traces
-from hoprag.files import open_text, read_text
-from hoprag.jsonl import iter_jsonl_dicts
+from hoprag.files import read_text
+from hoprag.io.traces import read_traces_file, write_traces
 from hoprag.security.boundary import trace_for_storage
 from hoprag.security.redaction import RedactPattern, parse_patterns
-from hoprag.traces_file import is_header
 
 __all__ = ["RedactionSummary", "read_pattern_file", "redact_traces_file"]
 
@@ -42,25 +39,16 @@ def redact_traces_file(src: str | Path, dst: str | Path, patterns: tuple[RedactP
     src, dst = Path(src), Path(dst)
     if dst.is_dir():
         raise InputError("is a directory", source=str(dst), fix="give --out a file path, e.g. traces.redacted.jsonl")
-    traces = read_traces(src)
-    with open_text(src, "traces file") as handle:
-        first = next(iter_jsonl_dicts([next(iter(handle), "")], source=str(src)), None)
-    header = first[1] if first is not None and is_header(first[1]) else None
+    read = read_traces_file(src)
     counts: dict[str, int] = {}
     changed = 0
     redacted = []
-    for trace in traces:
+    for trace in read.traces:
         clean = trace_for_storage(trace, "shared-traces", patterns=patterns)
         changed += clean.to_dict() != trace.to_dict()
         for kind, n in clean.redactions.items():
             counts[kind] = counts.get(kind, 0) + n
         redacted.append(clean)
-    from hoprag.io.kinds import TRACES_JSONL
-    from hoprag.io.outputs import atomic_writer
-
-    with atomic_writer(dst, TRACES_JSONL) as handle:  # a copy is complete or absent, never half-written
-        if header is not None:
-            handle.write(json.dumps(header, ensure_ascii=False) + "\n")
-        for trace in redacted:
-            handle.write(json.dumps(trace.to_dict(), ensure_ascii=False) + "\n")
+    # a copy is complete or absent, never half-written; the run header is kept
+    write_traces(dst, redacted, header=read.headers[0] if read.headers else None)
     return RedactionSummary(traces=len(redacted), changed=changed, counts=dict(sorted(counts.items())), out=dst)

@@ -25,6 +25,8 @@ __all__ = [
     "TREC_QRELS",
     "TREC_RUN",
     "RECORDS_JSONL",
+    "TRACES_HEADER_KEY",
+    "TRACE_KEYS",
     "OutputKind",
     "describe",
 ]
@@ -61,17 +63,20 @@ def _first_record(head: str) -> dict | None:
     return obj if isinstance(obj, dict) else None
 
 
-_TRACE_KEYS = frozenset({"question", "answer", "evidence", "steps", "stop_reason", "run_id"})  # as traces_file
+#: the key of a traces file's run header (:class:`hoprag.io.traces.TracesHeader`)
+TRACES_HEADER_KEY = "hoprag_traces"
+#: keys only a trace has; a record with ``case_id`` and ``query`` and none of these is a case
+TRACE_KEYS = frozenset({"question", "answer", "evidence", "steps", "stop_reason", "run_id"})
 
 
 def _is_traces(head: str) -> bool:
     obj = _first_record(head)
-    return obj is not None and ("hoprag_traces" in obj or bool(_TRACE_KEYS & obj.keys()))
+    return obj is not None and (TRACES_HEADER_KEY in obj or bool(TRACE_KEYS & obj.keys()))
 
 
 def _is_cases(head: str) -> bool:
     obj = _first_record(head)
-    return obj is not None and "case_id" in obj and "query" in obj and not _TRACE_KEYS & obj.keys()
+    return obj is not None and "case_id" in obj and "query" in obj and not TRACE_KEYS & obj.keys()
 
 
 def _is_corpus(head: str) -> bool:

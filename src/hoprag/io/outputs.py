@@ -22,6 +22,7 @@ check and atomic write still hold.
 from __future__ import annotations
 
 import contextvars
+import json
 import os
 import stat
 import uuid
@@ -32,7 +33,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from hoprag.errors import InputError
-from hoprag.io.kinds import HEAD_BYTES, OutputKind, describe
+from hoprag.io.kinds import ANY_JSONL, HEAD_BYTES, OutputKind, describe
 
 __all__ = [
     "Guard",
@@ -44,6 +45,7 @@ __all__ = [
     "guarding",
     "open_for_append",
     "write_bytes",
+    "write_records",
     "write_text",
 ]
 
@@ -265,6 +267,19 @@ def write_bytes(path: str | os.PathLike[str], data: bytes, kind: OutputKind, *, 
     with atomic_writer(path, kind, what=what, binary=True) as handle:
         handle.write(data)
     return Path(path)
+
+
+def write_records(path: str | os.PathLike[str], records: Iterable[Any], *, kind: OutputKind = ANY_JSONL,
+                  what: str = "the output") -> int:
+    """Write records (anything with ``to_dict``) as JSONL, atomically after the guard's checks; returns
+    the count written. Numbers are never written as NaN or Infinity (:mod:`hoprag.finite_numbers`).
+    Traces have their own writer, with the run header: :func:`hoprag.io.traces.write_traces`."""
+    count = 0
+    with atomic_writer(path, kind, what=what) as handle:
+        for record in records:
+            handle.write(json.dumps(record.to_dict(), ensure_ascii=False, allow_nan=False) + "\n")
+            count += 1
+    return count
 
 
 def open_for_append(path: str | os.PathLike[str], kind: OutputKind | None, *, what: str = "the output") -> IO[str]:

@@ -4,11 +4,11 @@ Traces are appended and flushed one by one, so a run that dies half-way keeps wh
 ``resume`` picks up where it stopped. A question whose engine call raises still gets a Trace (with
 ``error`` set and ``stop_reason="error"``): nothing is silently dropped. Resuming answers the
 questions whose last trace is such an error trace again (appending the new trace; readers take the
-last one, see :mod:`hoprag.traces_file`) unless ``retry_errors=False`` keeps them as done, and
+last one, see :mod:`hoprag.io.traces`) unless ``retry_errors=False`` keeps them as done, and
 :class:`QuestionsFailedError` is what a command raises when a run leaves any.
 
 A new traces file starts with a header naming the run, engine, config hash and index artifact
-(:mod:`hoprag.traces_file`). Resuming refuses a file written by another engine, config or index,
+(:mod:`hoprag.io.traces`, which writes every line). Resuming refuses a file written by another engine, config or index,
 and a file that is not a traces file at all; a last line cut off by a killed run is dropped (and
 said so in ``RunSummary.notes``). ``<out>.lock`` keeps a second writer out while a run appends.
 """
@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING
 from hoprag.errors import HopragError, InputError
 from hoprag.executors import LocalExecutor
 from hoprag.pipeline.engine import Engine
-from hoprag.jsonl import append_record, cut_torn_last_line, end_with_newline
+from hoprag.io.traces import TracesFileState, TracesHeader, append_trace, check_traces_file, scan_traces_file
+from hoprag.jsonl import cut_torn_last_line, end_with_newline
 from hoprag.locks import exclusive_lock
 from hoprag.records import Answer, Trace
 from hoprag.security.boundary import trace_for_storage
-from hoprag.traces_file import TracesFileState, TracesHeader, check_traces_file, scan_traces_file
 
 if TYPE_CHECKING:
     from hoprag.executors import Executor
@@ -217,7 +217,7 @@ def _run_locked(
                                                     retry_errors=retry_errors)
     run_id = run_id or previous_run or new_run_id(engine.name)
     if not out.exists() or out.stat().st_size == 0:
-        append_record(out, replace(current, run_id=run_id))
+        append_trace(out, replace(current, run_id=run_id))
     written = errors = fallback_traces = 0
     fallbacks: dict[str, int] = {}
     todo = [q for q in questions if q.case_id not in done]
@@ -231,7 +231,7 @@ def _run_locked(
             fallbacks[role] = fallbacks.get(role, 0) + count
         fallback_traces += bool(trace.fallbacks)
         # the one redaction boundary: no PII (unless --no-redact) and never a credential reaches the file
-        append_record(out, trace_for_storage(trace, "run-traces", redact=redact))
+        append_trace(out, trace_for_storage(trace, "run-traces", redact=redact))
         written += 1
         if progress is not None:
             progress(index, len(todo))

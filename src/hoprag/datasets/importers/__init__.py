@@ -16,7 +16,7 @@ from hoprag.datasets.passages import load_passage_corpus
 from hoprag.datasets.schema import write_cases
 from hoprag.errors import ConfigError, InputError, UnknownFormatError
 from hoprag.io.kinds import CORPUS_JSONL
-from hoprag.jsonl import write_records
+from hoprag.io.outputs import write_records
 
 _PER_FILE: dict[str, Callable[[Path, ImportState], None]] = {
     "hotpotqa": hotpotqa.import_file,

@@ -1,0 +1,516 @@
+"""Traces files: the one reader, the one writer, the run header and what a resume finds in a file.
+
+``hoprag run`` starts every traces file with one header record naming the run that writes it::
+
+    {"hoprag_traces": 1, "run_id": "...", "engine": "multihop", "config_hash": "...",
+     "index_artifact_id": "...", "created": "2026-01-01T00:00:00Z"}
+
+then appends one :class:`~hoprag.records.Trace` per line (:func:`append_trace`); every other writer
+(``traces import``, ``traces redact``, ``ablate``) writes a whole file at once (:func:`write_traces`),
+atomically through the output guard (:mod:`hoprag.io.outputs`). A file without a header (another
+pipeline's traces, an older hoprag) reads as before.
+
+:func:`read_traces_file` is the one reader; ``eval``, ``compare``, ``release``, ``export-trec``,
+``redact``, the gates, the demo and a resume (:func:`scan_traces_file`) all read through it.
+
+- **Strict** (the default): the first bad line refuses the file, naming file, line and field, with
+  the fix; a number :mod:`hoprag.finite_numbers` refuses (NaN, Infinity, ``1e400``) is a bad line.
+- **Lenient** (``hoprag eval --lenient``): each bad line is left out and reported as an exclusion
+  (source, line, reason); a file with not one readable trace is still refused.
+- Either way a file whose first record is a case is refused (:class:`NotTracesFileError`), and a
+  last line cut off by a killed run (no line end, not JSON) is named as such, with the fix.
+
+**Retries and duplicates.** A question whose engine call failed has an *error trace*
+(``stop_reason: "error"`` and ``error`` set); resuming answers it again and appends the new trace.
+An error trace followed by a later trace of the same case is superseded by that retry and not read
+(:func:`drop_retried`); any other repeat of a case is a real duplicate, read as written, and the
+evaluation scores the last one and reports the others. A file without error traces reads exactly
+as written.
+
+**Speed.** A well-formed line is parsed and validated in one pydantic-core call
+(:func:`trace_from_json_line`) that builds the same frozen records ``Trace.from_dict`` builds; any
+other line is read the slow way, so it gets the same records and every bad line the same error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic_core import SchemaValidator
+from pydantic_core import core_schema as cs
+
+from hoprag.errors import InputError
+from hoprag.files import open_text
+from hoprag.finite_numbers import INT_MAX, INT_MIN, NumberError
+from hoprag.gc_pause import collector_paused
+from hoprag.io.kinds import TRACE_KEYS, TRACES_HEADER_KEY, TRACES_JSONL
+from hoprag.io.outputs import atomic_writer, open_for_append
+from hoprag.jsonl import TornLine, decode_line, read_jsonl_dicts, torn_last_line
+from hoprag.records import Answer, Citation, Claim, Evidence, Hit, HopStep, Trace, Usage
+
+__all__ = [
+    "HEADER_KEY",
+    "BadTraceError",
+    "NotTracesFileError",
+    "TracesFileState",
+    "TracesHeader",
+    "TracesRead",
+    "append_trace",
+    "check_traces_file",
+    "drop_retried",
+    "is_error_trace",
+    "is_header",
+    "normalize_case_id",
+    "read_traces",
+    "read_traces_file",
+    "scan_traces_file",
+    "trace_from_json_line",
+    "write_traces",
+]
+
+HEADER_KEY = TRACES_HEADER_KEY
+HEADER_VERSION = 1
+WHAT = "traces file"
+TORN_FIX = "resume the run to repair it (`hoprag run INDEX CASES --out {path}` drops the cut-off line), or skip it with `hoprag eval --lenient`"
+
+
+class NotTracesFileError(InputError):
+    """A file given as traces (to write or to read) holds something else: cases, a corpus, binary data."""
+
+
+@dataclass(frozen=True)
+class TracesHeader:
+    """The first line of a traces file written by ``hoprag run``: which run, engine, config and index."""
+
+    run_id: str
+    engine: str
+    config_hash: str = ""
+    index_artifact_id: str = ""
+    created: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {HEADER_KEY: HEADER_VERSION, **asdict(self)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TracesHeader:
+        return cls(
+            run_id=str(data.get("run_id") or ""),
+            engine=str(data.get("engine") or ""),
+            config_hash=str(data.get("config_hash") or ""),
+            index_artifact_id=str(data.get("index_artifact_id") or ""),
+            created=str(data.get("created") or ""),
+        )
+
+
+@dataclass(frozen=True)
+class TracesRead:
+    """What one traces file holds: its traces in file order (retried error traces left out), its run
+    headers, the lines a lenient read left out, and a cut-off last line (excluded or, on resume, kept
+    for the run to repair)."""
+
+    path: Path
+    traces: tuple[Trace, ...]
+    headers: tuple[TracesHeader, ...] = ()
+    exclusions: tuple[dict[str, Any], ...] = ()
+    torn: TornLine | None = None
+
+
+# ---------------------------------------------------------------------------------------------------
+# reading
+
+
+def read_traces(path: str | Path) -> list[Trace]:
+    """The traces of ``path``, read strictly (:func:`read_traces_file`)."""
+    return list(read_traces_file(path).traces)
+
+
+def read_traces_file(path: str | Path, *, lenient: bool = False) -> TracesRead:
+    """Read a traces file of hoprag or any other pipeline; see the module doc for the two modes.
+
+    The header line is skipped (kept in ``headers``); a numeric ``case_id`` is read as its string.
+    Strict: a malformed line (a cut-off last line included), a missing or empty ``case_id``, a bad
+    field or a cases file given as traces raises :class:`InputError` naming the file and line.
+    """
+    path = Path(path)
+    with collector_paused():  # 10,000 traces allocate millions of objects and none is garbage
+        read = _read(path, lenient=lenient, resume=False)
+    if lenient and not read.traces and read.exclusions:
+        raise InputError(
+            f"no readable trace ({len(read.exclusions)} line(s) excluded, the first: line "
+            f"{read.exclusions[0]['line']}, {read.exclusions[0]['reason']})", source=str(path),
+            fix="write one trace per line as hoprag.records.Trace.to_dict does (see docs/evaluation.md)",
+        )
+    return read
+
+
+def _read(path: Path, *, lenient: bool, resume: bool) -> TracesRead:
+    """The one loop over a traces file's lines. ``resume``: an empty file and a cut-off last line
+    are not errors (a run about to append repairs the one and starts the other)."""
+    source = str(path)
+    torn = torn_last_line(path) if path.is_file() else None
+    traces: list[Trace] = []
+    headers: list[TracesHeader] = []
+    excluded: list[dict[str, Any]] = []
+    first = True  # the first record is read as a dict: is it a case?
+    records = 0
+    with open_text(path, WHAT, allow_empty=resume) as lines:
+        for number, line in enumerate(lines, start=1):
+            if not first:
+                trace = trace_from_json_line(line)
+                if trace is not None:  # a well-formed line, read in one call
+                    traces.append(trace)
+                    continue
+            try:
+                obj = decode_line(line, source=source, number=number)
+                if obj is None:
+                    continue
+                records += 1
+                if HEADER_KEY in obj:
+                    headers.append(TracesHeader.from_dict(obj))
+                    continue
+                if first and looks_like_case(obj):
+                    raise _cases_refusal(path, number, writing=False)
+                first = False
+                traces.append(_trace_from_dict(normalize_case_id(obj), source, number))
+            except NotTracesFileError:
+                raise
+            except InputError as exc:
+                if torn is not None and number == torn.line:
+                    if not (lenient or resume):
+                        raise _torn_error(path, torn) from None
+                    if lenient:
+                        excluded.append({"source": source, "line": number, "reason": f"cut-off last line ({torn.size} bytes)"})
+                elif lenient:
+                    excluded.append(_exclusion(exc, source, number))
+                else:
+                    raise
+    if not (records or traces or excluded or torn or resume):
+        raise InputError(f"{WHAT} holds no records (only blank lines)", source=source,
+                         fix=f"pass a {WHAT} with one JSON object per line")
+    return TracesRead(path, tuple(drop_retried(traces)), tuple(headers), tuple(excluded), torn)
+
+
+class BadTraceError(InputError):
+    """A line that parses but is not a valid trace (no ``case_id``, a missing or bad field); ``short``
+    is its reason in a lenient read's exclusions."""
+
+    def __init__(self, message: str, *, short: str, case_id: str | None, **where: Any) -> None:
+        super().__init__(message, **where)
+        self.short, self.case_id = short, case_id
+
+
+def _trace_from_dict(obj: dict[str, Any], source: str, number: int) -> Trace:
+    case_id = obj.get("case_id")
+    if case_id is None or not str(case_id).strip():
+        raise BadTraceError("trace has no case_id", short="trace has no case_id", case_id=None, source=source,
+                        line=number, field="case_id", fix="give every trace the case_id of the case it answers")
+    try:
+        return Trace.from_dict(obj)
+    except KeyError as exc:
+        name = str(exc.args[0])
+        raise BadTraceError(f"trace {case_id!r} is missing a field", short=f"missing field {name!r}", case_id=str(case_id),
+                        source=source, line=number, field=name,
+                        fix=f"add '{name}' (hits and evidence need at least 'doc_id'; steps need 'step_id')") from None
+    except NumberError as exc:
+        raise BadTraceError(f"trace {case_id!r} is invalid: {exc.reason}", short=f"invalid: {exc}", case_id=str(case_id),
+                        source=source, line=number, field=exc.field, fix=exc.fix) from None
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise BadTraceError(f"trace {case_id!r} is invalid: {exc}", short=f"invalid: {exc}", case_id=str(case_id),
+                        source=source, line=number,
+                        fix="write traces with hoprag.records.Trace.to_dict or follow its field types") from None
+
+
+def _exclusion(exc: InputError, source: str, number: int) -> dict[str, Any]:
+    """A lenient read's record of a line it left out (the reasons ``hoprag eval --json`` has always listed)."""
+    if not isinstance(exc, BadTraceError):  # a line that is not one JSON object, or a number the rule refuses
+        return {"source": source, "line": number, "reason": _reason(exc)}
+    if exc.case_id is None:
+        return {"source": source, "line": number, "reason": exc.short}
+    return {"source": source, "line": number, "case_id": exc.case_id, "reason": exc.short}
+
+
+def is_header(obj: dict[str, Any]) -> bool:
+    return HEADER_KEY in obj
+
+
+def is_error_trace(obj: Any) -> bool:
+    """A trace (a :class:`~hoprag.records.Trace` or its dict) left by an engine call that raised."""
+    if isinstance(obj, dict):
+        return obj.get("stop_reason") == "error" and bool(obj.get("error"))
+    return getattr(obj, "stop_reason", None) == "error" and bool(getattr(obj, "error", None))
+
+
+def drop_retried(traces: Sequence[Trace]) -> list[Trace]:
+    """``traces`` without the error traces that a later trace of the same case supersedes (a retry)."""
+    if not any(t.stop_reason == "error" and t.error for t in traces):
+        return list(traces)
+    last = {t.case_id: i for i, t in enumerate(traces)}
+    return [t for i, t in enumerate(traces) if not (is_error_trace(t) and last[t.case_id] != i)]
+
+
+def looks_like_case(obj: dict[str, Any]) -> bool:
+    """A cases-file record (``case_id`` and ``query``) with nothing a trace would hold."""
+    return "case_id" in obj and "query" in obj and not TRACE_KEYS & obj.keys()
+
+
+def normalize_case_id(obj: dict[str, Any]) -> dict[str, Any]:
+    """Other pipelines write numeric case ids: ``7`` and ``7.0`` both match the case ``"7"``."""
+    value = obj.get("case_id")
+    if isinstance(value, float) and value.is_integer():
+        return {**obj, "case_id": str(int(value))}
+    if isinstance(value, int) and not isinstance(value, bool):
+        return {**obj, "case_id": str(value)}
+    return obj
+
+
+def _cases_refusal(path: Path, line: int, *, writing: bool) -> NotTracesFileError:
+    if writing:
+        fix = "pass the traces file to write as --out (e.g. --out traces.jsonl); a cases file is never overwritten"
+    else:
+        fix = "pass the traces written by `hoprag run ... --out TRACES` (arguments: CASES TRACES)"
+    return NotTracesFileError(
+        "this is a cases file, not traces (its records have 'case_id' and 'query' but no 'question', "
+        "'answer', 'evidence' or 'steps')", source=str(path), line=line, fix=fix,
+    )
+
+
+def _torn_error(path: Path, torn: TornLine) -> InputError:
+    return InputError(
+        f"the last line is cut off ({torn.size} bytes without a line end: a run stopped mid-write)",
+        source=str(path), line=torn.line, fix=TORN_FIX.format(path=path),
+    )
+
+
+def _reason(exc: InputError) -> str:
+    """The message of ``exc`` without its file and line prefix and without its fix."""
+    text = str(exc)
+    if exc.source and text.startswith(exc.source):
+        text = text[len(exc.source):].lstrip(":0123456789 ")
+    return text.split(". Fix: ")[0]
+
+
+# ---------------------------------------------------------------------------------------------------
+# before a run appends: is it a traces file, and what does it hold
+
+
+@dataclass(frozen=True)
+class TracesFileState:
+    """What an existing traces file holds, read before a run appends to it."""
+
+    path: Path
+    headers: tuple[TracesHeader, ...]
+    case_ids: frozenset[str]
+    #: case ids whose last trace is an error trace (a resume answers them again)
+    errored: frozenset[str]
+    #: ``engine`` and ``config_hash`` values of the traces themselves (for files without a header)
+    engines: frozenset[str]
+    config_hashes: frozenset[str]
+    run_ids: tuple[str, ...]
+    torn: TornLine | None
+
+
+def check_traces_file(path: str | Path) -> None:
+    """Refuse ``path`` unless it is empty or its first record is a traces header or a trace.
+
+    Called before a run deletes or appends to an existing ``--out``: a cases file, a corpus or a
+    binary file given there by mistake is never touched.
+    """
+    path = Path(path)
+    torn = torn_last_line(path)
+    try:
+        for number, obj in read_jsonl_dicts(path, WHAT):
+            _check_first(path, number, obj)
+            return
+    except NotTracesFileError:
+        raise
+    except InputError as exc:
+        if torn is not None and torn.offset == 0 and exc.line == 1 and torn.head.startswith(b'{"' + HEADER_KEY.encode()):
+            return  # only a cut-off header: a run killed at its very start
+        reason = _reason(exc)
+        reason = f"it {reason[len(WHAT) + 1:]}" if reason.startswith(WHAT + " ") else f"its first line: {reason}"
+        raise NotTracesFileError(f"not a traces file ({reason})", source=str(path), fix=_NOT_TRACES_FIX) from None
+
+
+def _check_first(path: Path, number: int, obj: dict[str, Any]) -> None:
+    if is_header(obj):
+        return
+    if looks_like_case(obj):
+        raise _cases_refusal(path, number, writing=True)
+    if "case_id" not in obj or not TRACE_KEYS & obj.keys():
+        keys = ", ".join(sorted(obj)[:6]) or "none"
+        raise NotTracesFileError(
+            f"not a traces file (its first record is neither a traces header nor a trace; keys: {keys})",
+            source=str(path), line=number, fix=_NOT_TRACES_FIX,
+        )
+
+
+_NOT_TRACES_FIX = "pass another --out for the traces (e.g. --out traces.jsonl); hoprag run never overwrites a file that is not its own"
+
+
+def scan_traces_file(path: str | Path) -> TracesFileState:
+    """Read an existing traces file before appending: headers, finished case ids, a torn last line.
+
+    Refuses (:class:`NotTracesFileError`) a file that is not a traces file; a bad line other than a
+    cut-off last one is an error naming it, with the fix a resume offers.
+    """
+    path = Path(path)
+    check_traces_file(path)
+    try:
+        with collector_paused():
+            read = _read(path, lenient=False, resume=True)
+    except NotTracesFileError:
+        raise
+    except InputError as exc:
+        raise InputError(
+            f"{_reason(exc)}; only a cut-off last line is repaired on resume, this one is followed by others",
+            source=str(path), line=exc.line,
+            fix=f"fix or delete line {exc.line}, or start over with --no-resume (which replaces the file)",
+        ) from None
+    errored: set[str] = set()
+    for trace in read.traces:
+        (errored.add if is_error_trace(trace) else errored.discard)(trace.case_id)
+    return TracesFileState(
+        path=path,
+        headers=read.headers,
+        case_ids=frozenset(t.case_id for t in read.traces),
+        errored=frozenset(errored),
+        engines=frozenset(t.engine for t in read.traces if t.engine),
+        config_hashes=frozenset(t.config_hash for t in read.traces if t.config_hash),
+        run_ids=tuple(h.run_id for h in read.headers if h.run_id) + tuple(dict.fromkeys(t.run_id for t in read.traces if t.run_id)),
+        torn=read.torn,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# writing
+
+
+def _line(record: Trace | TracesHeader) -> str:
+    # the number rule holds on the way out too: a NaN is never written (allow_nan=False)
+    return json.dumps(record.to_dict(), ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_traces(path: str | Path, traces: Iterable[Trace], *, header: TracesHeader | None = None,
+                 what: str = "the output") -> int:
+    """Write a whole traces file (``header`` first, if any), atomically through the output guard:
+    complete or absent, never over an input or a file of another kind. Returns the traces written."""
+    count = 0
+    with atomic_writer(path, TRACES_JSONL, what=what) as handle:
+        if header is not None:
+            handle.write(_line(header))
+        for trace in traces:
+            handle.write(_line(trace))
+            count += 1
+    return count
+
+
+def append_trace(path: str | Path, record: Trace | TracesHeader) -> None:
+    """Append one trace (or a new file's header) and flush, so a run that dies keeps every trace
+    written so far. The caller checked the file (:func:`scan_traces_file`) when it started; the
+    output guard still refuses an input of the command on every append."""
+    with open_for_append(path, None) as handle:
+        handle.write(_line(record))
+        handle.flush()
+
+
+# ---------------------------------------------------------------------------------------------------
+# the fast path: a well-formed line straight into its records
+#
+# Trace.from_dict accepts any JSON a foreign pipeline writes (numbers for strings, null for empty
+# values, a missing chunk_id or issued_query filled from another field) and converts field by field,
+# which costs more than the parsing at 10,000 traces. Almost every line is already well-formed: each
+# field absent or of exactly the type Trace.to_dict writes. One strict pydantic-core validator builds
+# the same frozen records from such a line (the same defaults, unknown keys ignored) and refuses every
+# other line: a number where a string belongs, a null, an empty chunk_id, issued_query or case_id,
+# malformed JSON, a lone surrogate escape, a number too long to convert, a number the number rule
+# refuses (not finite, overflowing, a whole number past 64 bits; in a typed or a free-form field).
+
+_STR = cs.str_schema(strict=True)
+_NONEMPTY = cs.str_schema(strict=True, min_length=1)  # from_dict fills an empty one from another field
+_INT = cs.int_schema(strict=True, ge=INT_MIN, le=INT_MAX)
+_FLOAT = cs.float_schema(strict=True, allow_inf_nan=False)  # a JSON integer becomes its float, as float() makes it
+_BOOL = cs.bool_schema(strict=True)
+# a free-form field (filters, bridge, plan, error) as any JSON value whose numbers keep the rule, checked
+# in pydantic-core itself (a Python check per field cost a quarter of the read)
+_BIG = int(sys.float_info.max)
+_JSON = cs.definition_reference_schema("json")
+_JSON_VALUE = cs.union_schema([
+    cs.str_schema(strict=True), cs.bool_schema(strict=True), cs.none_schema(),
+    cs.int_schema(strict=True, ge=-_BIG, le=_BIG), cs.float_schema(strict=True, allow_inf_nan=False),
+    cs.list_schema(_JSON, strict=True), cs.dict_schema(_STR, _JSON, strict=True),
+], ref="json")
+_ANY_DICT = cs.dict_schema(_STR, _JSON, strict=True)
+_STRS = cs.tuple_schema([_STR], variadic_item_index=0, strict=True)
+
+
+def _opt(schema: cs.CoreSchema, default: Any = None, factory: Callable[[], Any] | None = None) -> cs.CoreSchema:
+    if factory is not None:
+        return cs.with_default_schema(schema, default_factory=factory)
+    return cs.with_default_schema(schema, default=default)
+
+
+def _record(cls: type, **fields: cs.CoreSchema) -> cs.CoreSchema:
+    args = cs.dataclass_args_schema(
+        cls.__name__, [cs.dataclass_field(name, schema, kw_only=False) for name, schema in fields.items()],
+        extra_behavior="ignore")
+    return cs.dataclass_schema(cls, args, list(fields), frozen=True, post_init=False, strict=True)
+
+
+def _many(schema: cs.CoreSchema) -> cs.CoreSchema:
+    return _opt(cs.tuple_schema([schema], variadic_item_index=0, strict=True), ())
+
+
+_HIT = _record(
+    Hit, chunk_id=_NONEMPTY, doc_id=_STR, score=_opt(_FLOAT, 0.0), rank=_opt(_INT, 0), retriever=_opt(_STR, ""),
+    start=_opt(cs.nullable_schema(_INT)), end=_opt(cs.nullable_schema(_INT)), title=_opt(_STR, ""),
+)
+_EVIDENCE = _record(
+    Evidence, hit=_HIT, text=_opt(_STR, ""), title=_opt(_STR, ""), hop=_opt(_INT, 1), step_id=_opt(_STR, ""),
+    sub_query=_opt(_STR, ""),
+)
+_STEP = _record(
+    HopStep, step_id=_STR, hop=_opt(_INT, 1), sub_query=_opt(_STR, ""), issued_query=_NONEMPTY, hits=_many(_HIT),
+    selected=_opt(_STRS, ()), depends_on=_opt(_STRS, ()), filters=_opt(_ANY_DICT, factory=dict),
+    bridge=_opt(_ANY_DICT, factory=dict), error=_opt(_JSON), timed_out=_opt(_BOOL, False),
+    latency_ms=_opt(_FLOAT, 0.0), cumulative_ms=_opt(_FLOAT, 0.0), duplicates=_opt(_STRS, ()),
+)
+_CITATION = _record(Citation, chunk_id=_STR, doc_id=_STR, hop=_opt(_INT, 1))
+_CLAIM = _record(Claim, text=_opt(_STR, ""), citations=_many(_CITATION))
+_ANSWER = _record(
+    Answer, text=_opt(_STR, ""), claims=_many(_CLAIM), abstained=_opt(_BOOL, False), confidence=_opt(_FLOAT, 0.0),
+    partial=_opt(_BOOL, False), rejected_citations=_opt(_STRS, ()),
+)
+_USAGE = _record(Usage, prompt_tokens=_opt(_INT, 0), completion_tokens=_opt(_INT, 0), cost=_opt(_FLOAT, 0.0))
+_SHIFTS = cs.tuple_schema([cs.tuple_schema([_INT, _INT], strict=True)], variadic_item_index=0, strict=True)
+_TRACE = _record(
+    Trace, run_id=_opt(_STR, ""), case_id=_STR, question=_opt(_STR, ""), steps=_many(_STEP),
+    evidence=_many(_EVIDENCE), answer=_opt(_ANSWER, factory=lambda: Answer(text="")), stop_reason=_opt(_STR, ""),
+    usage=_opt(_USAGE, factory=Usage), config_hash=_opt(_STR, ""), engine=_opt(_STR, ""),
+    latency_ms=_opt(_FLOAT, 0.0), error=_opt(_JSON), plan=_opt(_ANY_DICT, factory=dict),
+    warnings=_opt(_STRS, ()), fallbacks=_opt(cs.dict_schema(_STR, _INT, strict=True), factory=dict),
+    timings=_opt(cs.dict_schema(_STR, _FLOAT, strict=True), factory=dict), redacted=_opt(_BOOL, False),
+    redactions=_opt(cs.dict_schema(_STR, _INT, strict=True), factory=dict),
+    redaction_shifts=_opt(cs.dict_schema(_STR, _SHIFTS, strict=True), factory=dict),
+)
+_VALIDATE = SchemaValidator(cs.definitions_schema(_TRACE, [_JSON_VALUE])).validate_json
+_LONE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
+_HEADER = f'"{HEADER_KEY}"'  # a run's header record is never a trace
+
+
+def trace_from_json_line(line: str) -> Trace | None:
+    """The :class:`Trace` a well-formed JSON line holds (equal to ``Trace.from_dict`` of the parsed
+    line), or ``None`` when the line must be read and checked the slow way (see above)."""
+    if _HEADER in line or ("\\u" in line and _LONE_SURROGATE.search(line)):
+        return None
+    try:
+        trace = _VALIDATE(line)
+    except (ValueError, RecursionError):  # pydantic_core.ValidationError is a ValueError
+        return None
+    return trace if trace.case_id.strip() else None
