@@ -314,20 +314,14 @@ def import_otel_traces(path: str | Path, out: str | Path, *, case_attrs: Sequenc
 
     ``redact``: PII in the written traces becomes placeholders (ids and offsets kept), as ``hoprag run`` does.
     """
+    from hoprag.io.traces import TracesHeader, write_traces
     from hoprag.security.boundary import trace_for_storage
-    from hoprag.traces_file import TracesHeader
 
     path, out = Path(path), Path(out)
     spans = read_otlp_spans(path)
     traces, skipped = spans_to_traces(spans, case_attrs=case_attrs, run_id=run_id, source=str(path))
-    engine = traces[0].engine
-    from hoprag.io.kinds import TRACES_JSONL
-    from hoprag.io.outputs import atomic_writer
-
-    with atomic_writer(out, TRACES_JSONL) as handle:  # never over an input, complete or absent
-        handle.write(json.dumps(TracesHeader(run_id=run_id, engine=engine).to_dict()) + "\n")
-        for trace in traces:
-            stored = trace_for_storage(trace, "otel-import", redact=redact)
-            handle.write(json.dumps(stored.to_dict(), ensure_ascii=False) + "\n")
+    header = TracesHeader(run_id=run_id, engine=traces[0].engine)
+    # the one trace writer: never over an input, complete or absent
+    write_traces(out, (trace_for_storage(t, "otel-import", redact=redact) for t in traces), header=header)
     return ImportSummary(spans=len(spans), traces=len(traces), skipped=skipped, out=out)
 
