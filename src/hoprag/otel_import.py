@@ -1,303 +1,369 @@
 """Another framework's OpenTelemetry spans as hoprag Traces, so ``hoprag eval`` can score its pipeline.
 
-Input is OTLP JSON, the ``resourceSpans → scopeSpans → spans`` shape the OTLP file and JSON
-exporters write: one export request per line, or one whole document. Spans are grouped by trace
-id; in each trace
+Spans come from an OTLP JSON file (:mod:`hoprag.otlp_spans`, streamed). They are grouped by trace
+id; traces with no common root that share a ``session.id`` are one trace (a framework without a
+parent span per question leaves each call its own trace). In each trace
 
-* every OpenInference retrieval span (``openinference.span.kind = RETRIEVER``) becomes one
-  :class:`~hoprag.records.HopStep`, in start-time order (hop = its position, or ``hoprag.hop``):
-  ``input.value`` is the query, ``retrieval.documents.N.document.id`` / ``.score`` / ``.content``
-  give the hit of rank N+1 (document-level: no offsets, so a hit covers a fact of its document);
-* the evidence is the retrieved documents in step order, then rank, each document once;
-* the answer is the ``output.value`` (or ``llm.output_messages.0.message.content``) of the LLM span
-  that ended last, else the root span's ``output.value``; token counts are summed over LLM spans;
-* the case id is the first of ``case_attrs`` (default ``hoprag.case_id``, ``session.id``) found on
-  the root span, then on any span.
+* a retrieval call is the outermost retrieval span of a nest: an OpenInference ``RETRIEVER`` span
+  (``input.value`` the query, ``retrieval.documents.N.document.id/score/content/metadata`` the hit of
+  rank N+1), or an OTel GenAI one (``gen_ai.operation.name = retrieval``,
+  ``gen_ai.retrieval.query.text``, ``gen_ai.retrieval.documents`` a JSON array of ``{id, score}``,
+  ``gen_ai.data_source.id``), or hoprag's own hop span (``hoprag.hop``, ``hoprag.selected_ids``).
+  Retrieval spans inside it (LlamaIndex's ``retrieve`` → ``_retrieve``) are the same call; when the
+  outer one recorded no documents the first inner one's are used. Each call is one
+  :class:`~hoprag.records.HopStep`, in start order (hop = its position, or ``hoprag.hop``);
+* the selected evidence is the documents of the ``RERANKER`` spans' outputs when there are any, else
+  every retrieved document, in step order, then rank, each document once (document-level: no offsets,
+  so a document covers a fact of its own);
+* the answer is the text of the LLM span that ended last (``llm.output_messages.0.message.content``,
+  else ``output.value`` with JSON unwrapped: ``{"replies": [...]}``, ``{"response": ...}``), else the
+  root's output; the question is the root's input text, else the first retrieval query;
+* the case id is the first of ``case_attrs`` (default ``hoprag.case_id``, ``session.id``; ``metadata.KEY``
+  reads KEY of the OpenInference ``metadata`` JSON) found on the root, then any span, then a
+  ``case_id`` in the ``metadata`` attribute, then a ``tag.tags`` entry naming a case, then the question
+  matched to the cases' queries. With ``cases`` given, only their ids count.
 
-Traces without a retrieval or LLM span (health checks, other requests) are skipped and counted.
-What is written passes the redaction boundary (:mod:`hoprag.security.boundary`) like the traces of
-``hoprag run``: PII becomes placeholders unless ``redact=False`` (``--no-redact``), credentials ``***``.
-Every malformed input is an :class:`~hoprag.errors.InputError` naming the file, the line and the fix.
+With a resolver (:mod:`hoprag.document_resolution`, ``--corpus`` / ``--index``) recorded document ids
+become corpus ids. Traces without a retrieval or LLM span are skipped and counted; a trace naming no
+case is refused, naming it, or with ``lenient`` skipped and counted. What is written passes the
+redaction boundary (:mod:`hoprag.security.boundary`) like the traces of ``hoprag run``.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hoprag.document_resolution import DEFAULT_MIN_SHARE, DocumentResolver, RecordedDocument
 from hoprag.errors import InputError
-from hoprag.finite_numbers import NumberError, refusal
-from hoprag.finite_numbers import loads as finite_loads  # json.loads under the number rule
-from hoprag.files import read_text
-from hoprag.jsonl import iter_jsonl_dicts, parse_json
+from hoprag.otlp_spans import WHAT, OtelSpan, iter_otlp_spans
 from hoprag.records import Answer, Evidence, Hit, HopStep, Trace, Usage
 
-__all__ = ["DEFAULT_CASE_ATTRS", "ImportSummary", "OtelSpan", "import_otel_traces", "read_otlp_spans", "spans_to_traces"]
+__all__ = ["DEFAULT_CASE_ATTRS", "ImportSummary", "OtelSpan", "import_otel_traces", "read_otlp_spans",
+           "spans_to_traces"]
 
 DEFAULT_CASE_ATTRS = ("hoprag.case_id", "session.id")
-WHAT = "OTLP spans file"
-_KIND = "openinference.span.kind"
-_DOC = re.compile(r"^retrieval\.documents\.(\d+)\.document\.(id|score|content)$")
-_SHAPE_FIX = ("export spans as OTLP JSON (the OpenTelemetry Collector's file exporter, or an OTLP JSON exporter): "
-              "one {\"resourceSpans\": [...]} object per line, or one such document")
-
-
-@dataclass(frozen=True)
-class OtelSpan:
-    """The parts of one OTLP span the import reads; ``attributes`` hold plain Python values."""
-
-    trace_id: str
-    span_id: str
-    parent_id: str
-    name: str
-    start_ns: int
-    end_ns: int
-    attributes: dict[str, Any] = field(default_factory=dict)
-    service: str = ""
-
-    @property
-    def kind(self) -> str:
-        return str(self.attributes.get(_KIND) or "").upper()
+_DOC = re.compile(r"^(retrieval\.documents|reranker\.output_documents)\.(\d+)\.document\.(id|score|content|metadata)$")
+_TEXT_KEYS = ("query", "question", "input", "query_str", "str_or_query_bundle", "output", "answer", "response",
+              "text", "content")
 
 
 @dataclass(frozen=True)
 class ImportSummary:
-    """What an import read and wrote."""
+    """What an import read and wrote; ``skipped`` counts traces by reason, ``routes`` documents by route."""
 
     spans: int
     traces: int
     skipped: int
     out: Path
+    skipped_by: dict[str, int] = field(default_factory=dict)
+    routes: dict[str, int] = field(default_factory=dict)
 
 
 def read_otlp_spans(path: str | Path) -> list[OtelSpan]:
-    """Every span of an OTLP JSON file (see the module docstring)."""
-    path = Path(path)
-    text = read_text(path, WHAT)
-    try:
-        records: Iterable[tuple[int, Any]] = [(1, finite_loads(text))]
-    except NumberError:  # one document holding NaN or 1e400 (hoprag.finite_numbers)
-        raise refusal(text, source=str(path)) from None
-    except (ValueError, RecursionError):  # not one document: one export request per line
-        records = iter_jsonl_dicts(text.splitlines(), source=str(path))
-    else:
-        if "\\u" in text:  # refuses half a surrogate pair, which could never be written out again
-            parse_json(text, source=str(path), fix=_SHAPE_FIX)
-    spans: list[OtelSpan] = []
-    for line, request in records:
-        spans.extend(_request_spans(request, str(path), line))
-    if not spans:
-        raise InputError("holds no spans", source=str(path), fix=_SHAPE_FIX)
-    return spans
+    """Every span of an OTLP JSON file (see :mod:`hoprag.otlp_spans`)."""
+    return list(iter_otlp_spans(path))
 
 
-def _request_spans(request: Any, source: str, line: int) -> Iterator[OtelSpan]:
-    if not isinstance(request, dict):
-        raise InputError(f"expected an OTLP JSON object, got {type(request).__name__}", source=source, line=line,
-                         fix=_SHAPE_FIX)
-    resource_spans = _first(request, "resourceSpans", "resource_spans")
-    if resource_spans is None:
-        keys = ", ".join(sorted(request)[:5]) or "none"
-        raise InputError(f"not OTLP JSON: no 'resourceSpans' (keys: {keys})", source=source, line=line, fix=_SHAPE_FIX)
-    for resource in _list(resource_spans, "resourceSpans", source, line):
-        described = resource.get("resource")
-        resource_attrs = _attributes(described.get("attributes") if isinstance(described, dict) else None,
-                                     source, line)
-        service = str(resource_attrs.get("service.name") or "")
-        scopes = _first(resource, "scopeSpans", "scope_spans", "instrumentationLibrarySpans") or []
-        for scope in _list(scopes, "scopeSpans", source, line):
-            for raw in _list(scope.get("spans") or [], "spans", source, line):
-                yield _span(raw, service, source, line)
+def spans_to_traces(spans: Iterable[OtelSpan], *, case_attrs: Sequence[str] = DEFAULT_CASE_ATTRS,
+                    run_id: str = "otel-import", source: str = WHAT, cases: Mapping[str, str] | None = None,
+                    resolver: DocumentResolver | None = None, lenient: bool = False,
+                    skipped_by: Counter[str] | None = None) -> tuple[list[Trace], int]:
+    """The Traces ``spans`` describe, in order of first start, and how many traces were skipped.
 
-
-def _span(raw: dict[str, Any], service: str, source: str, line: int) -> OtelSpan:
-    trace_id = _first(raw, "traceId", "trace_id")
-    span_id = _first(raw, "spanId", "span_id")
-    if not trace_id or not span_id:
-        raise InputError("a span has no traceId or spanId", source=source, line=line, field="spans", fix=_SHAPE_FIX)
-    try:
-        start = int(_first(raw, "startTimeUnixNano", "start_time_unix_nano") or 0)
-        end = int(_first(raw, "endTimeUnixNano", "end_time_unix_nano") or start)
-        if not (0 <= start < 2**64 and 0 <= end < 2**64):  # fixed64 in OTLP
-            raise ValueError
-    except (TypeError, ValueError, OverflowError):
-        raise InputError(f"span {span_id}: startTimeUnixNano/endTimeUnixNano are not nanoseconds since the epoch",
-                         source=source, line=line, fix="write times as integers from 0 to 2^64 - 1") from None
-    return OtelSpan(trace_id=_hex_id(trace_id), span_id=_hex_id(span_id),
-                    parent_id=_hex_id(_first(raw, "parentSpanId", "parent_span_id") or ""),
-                    name=str(raw.get("name") or ""), start_ns=start, end_ns=max(end, start),
-                    attributes=_attributes(raw.get("attributes"), source, line), service=service)
-
-
-def _first(obj: dict[str, Any], *keys: str) -> Any:
-    return next((obj[k] for k in keys if k in obj), None)
-
-
-def _list(value: Any, name: str, source: str, line: int) -> list[dict[str, Any]]:
-    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-        raise InputError(f"'{name}' is not a list of objects", source=source, line=line, fix=_SHAPE_FIX)
-    return value
-
-
-def _hex_id(value: Any) -> str:
-    """Ids as hex: OTLP JSON writes hex, protobuf's JSON mapping base64; both name the same span."""
-    text = str(value)
-    if re.fullmatch(r"[0-9a-fA-F]+", text):
-        return text.lower()
-    try:
-        return base64.b64decode(text, validate=True).hex()
-    except ValueError:
-        return text
-
-
-def _attributes(items: Any, source: str, line: int) -> dict[str, Any]:
-    if items is None:
-        return {}
-    if not isinstance(items, list):
-        raise InputError("'attributes' is not a list of {key, value}", source=source, line=line, fix=_SHAPE_FIX)
-    out: dict[str, Any] = {}
-    for item in items:
-        if not isinstance(item, dict) or not isinstance(item.get("key"), str):
-            raise InputError("an attribute is not a {key, value} object", source=source, line=line, fix=_SHAPE_FIX)
-        out[item["key"]] = _value(item.get("value"))
-    return out
-
-
-def _value(value: Any) -> Any:
-    """An OTLP ``AnyValue`` (``{"stringValue": ...}`` and kin) as a Python value."""
-    if not isinstance(value, dict):
-        return value
-    for key in ("stringValue", "boolValue", "doubleValue"):
-        if key in value:
-            return value[key]
-    if "intValue" in value:  # int64 is a JSON string in OTLP JSON
-        try:
-            return int(value["intValue"])
-        except (TypeError, ValueError):
-            return value["intValue"]
-    if "arrayValue" in value:
-        return [_value(v) for v in _values(value["arrayValue"])]
-    if "kvlistValue" in value:
-        return {str(kv.get("key")): _value(kv.get("value")) for kv in _values(value["kvlistValue"])
-                if isinstance(kv, dict)}
-    return value.get("bytesValue")
-
-
-def _values(holder: Any) -> list[Any]:
-    values = holder.get("values") if isinstance(holder, dict) else None
-    return values if isinstance(values, list) else []
-
-
-def spans_to_traces(spans: Sequence[OtelSpan], *, case_attrs: Sequence[str] = DEFAULT_CASE_ATTRS,
-                    run_id: str = "otel-import", source: str = WHAT) -> tuple[list[Trace], int]:
-    """The Traces ``spans`` describe, in order of first start, and how many traces were skipped."""
+    ``cases``: case id → query, for matching questions and checking ids; ``skipped_by`` is filled
+    with the reasons traces were skipped."""
+    skipped_by = Counter() if skipped_by is None else skipped_by
     groups: dict[str, list[OtelSpan]] = {}
-    for span in sorted(spans, key=lambda s: s.start_ns):
+    for span in spans:
         groups.setdefault(span.trace_id, []).append(span)
-    traces, skipped = [], 0
-    for trace_id, group in groups.items():
+    merged = _by_session(groups)
+    traces: list[tuple[int, Trace]] = []
+    questions = {_norm(q): cid for cid, q in (cases or {}).items()}
+    for trace_id, group in merged.items():
+        group.sort(key=lambda s: s.start_ns)
         if not any(s.kind in ("RETRIEVER", "LLM") for s in group):
-            skipped += 1
+            skipped_by["without retrieval or LLM spans"] += 1
             continue
-        traces.append(_trace(trace_id, group, case_attrs, run_id, source))
+        trace = _trace(trace_id, group, case_attrs, run_id, cases, questions, resolver)
+        if not trace.case_id:
+            if not lenient:
+                unmatched = ", and its question is none of the cases' queries" if cases else ""
+                raise InputError(
+                    f"trace {trace_id} (question {trace.question[:80]!r}) names no case: none of its spans has "
+                    f"{' or '.join(case_attrs)}{unmatched}",
+                    source=source, fix="set the case id as a span attribute (or in the metadata as case_id), name "
+                    "the attribute that holds it with --case-attr NAME, pass --cases CASES to match questions to "
+                    "the cases' queries, or --lenient to skip such traces")
+            skipped_by["naming no case"] += 1
+            continue
+        traces.append((group[0].start_ns, trace))
     if not traces:
-        raise InputError(f"none of its {len(groups)} traces has an OpenInference retrieval or LLM span", source=source,
-                         fix="instrument the pipeline with OpenInference (openinference.span.kind = RETRIEVER / LLM)")
-    return traces, skipped
+        raise InputError(f"none of its {len(merged)} traces has an OpenInference retrieval or LLM span (or a GenAI "
+                         f"one) naming a case "
+                         f"({_reasons(skipped_by)})", source=source,
+                         fix="instrument the pipeline with OpenInference (openinference.span.kind = RETRIEVER / LLM) "
+                         "or the OpenTelemetry GenAI conventions (gen_ai.operation.name = retrieval / chat)")
+    traces.sort(key=lambda pair: pair[0])
+    return [t for _, t in traces], sum(skipped_by.values())
 
 
-def _trace(trace_id: str, spans: list[OtelSpan], case_attrs: Sequence[str], run_id: str, source: str) -> Trace:
-    ids = {s.span_id for s in spans}
-    root = next((s for s in spans if s.parent_id not in ids), spans[0])
-    case_id = _case_id(root, spans, case_attrs)
-    if not case_id:
-        raise InputError(f"trace {trace_id} names no case: none of its spans has {' or '.join(case_attrs)}",
-                         source=source, fix="set the case id as a span attribute, or name the attribute that holds "
-                         "it with --case-attr NAME")
-    start = min(s.start_ns for s in spans)
-    steps, evidence, warnings, seen = [], [], [], set()
-    retrievals = [s for s in spans if s.kind == "RETRIEVER"]
-    for number, span in enumerate(retrievals, start=1):
-        hits, texts = _hits(span, warnings)
-        query = _text(span, "input.value")
+def _reasons(skipped_by: Counter[str]) -> str:
+    return ", ".join(f"{n} {why}" for why, n in skipped_by.items()) or "none skipped"
+
+
+def _by_session(groups: dict[str, list[OtelSpan]]) -> dict[str, list[OtelSpan]]:
+    """Trace groups sharing a ``session.id`` merged into the first (calls without a common root)."""
+    first_of: dict[str, str] = {}
+    merged: dict[str, list[OtelSpan]] = {}
+    for trace_id, group in groups.items():
+        session = next((str(s.attributes["session.id"]) for s in group if s.attributes.get("session.id")), "")
+        if session and session in first_of:
+            merged[first_of[session]].extend(group)
+            continue
+        if session:
+            first_of[session] = trace_id
+        merged[trace_id] = group
+    return merged
+
+
+def _trace(trace_id: str, spans: list[OtelSpan], case_attrs: Sequence[str], run_id: str,
+           cases: Mapping[str, str] | None, questions: Mapping[str, str], resolver: DocumentResolver | None) -> Trace:
+    by_id = {s.span_id: s for s in spans}
+    roots = [s for s in spans if s.parent_id not in by_id]
+    root = roots[0]
+    start = spans[0].start_ns
+    warnings: list[str] = []
+    steps, hits_of, texts = [], {}, {}
+    for number, (span, inner) in enumerate(_retrieval_calls(spans, by_id), start=1):
+        hits, docs = _hits(span, warnings, resolver)
+        if not hits and inner is not None:
+            hits, docs = _hits(inner, warnings, resolver)
+        query = _query(span) or (_query(inner) if inner is not None else "")
         hop = span.attributes.get("hoprag.hop")
         step = HopStep(step_id=f"s{number}", hop=hop if isinstance(hop, int) and hop >= 1 else number,
                        sub_query=query, issued_query=query, hits=tuple(hits), selected=tuple(h.chunk_id for h in hits),
                        latency_ms=(span.end_ns - span.start_ns) / 1e6, cumulative_ms=(span.end_ns - start) / 1e6)
         steps.append(step)
-        for hit in hits:
-            if hit.doc_id not in seen:
-                seen.add(hit.doc_id)
-                evidence.append(Evidence(hit=hit, text=texts.get(hit.doc_id, ""), title="", hop=step.hop,
-                                         step_id=step.step_id, sub_query=query))
+        hits_of[step.step_id] = hits
+        texts.update((k, v) for k, v in docs.items() if k not in texts)
+    evidence = _evidence(steps, hits_of, texts, spans, warnings, resolver)
     llms = sorted((s for s in spans if s.kind == "LLM"), key=lambda s: s.end_ns)
     answer = next((t for t in (_answer(s) for s in reversed(llms)) if t), "") or _text(root, "output.value")
     usage = Usage(prompt_tokens=sum(_tokens(s, "llm.token_count.prompt", "gen_ai.usage.input_tokens") for s in llms),
                   completion_tokens=sum(_tokens(s, "llm.token_count.completion", "gen_ai.usage.output_tokens")
                                         for s in llms))
-    question = _text(root, "input.value") or (steps[0].sub_query if steps else "")
+    question = next((q for q in (_root_question(r) for r in roots) if q), "") or (steps[0].sub_query if steps else "")
+    case_id = _case_id(roots, spans, case_attrs, cases, questions, question)
     return Trace(run_id=run_id, case_id=case_id, question=question, steps=tuple(steps), evidence=tuple(evidence),
                  answer=Answer(text=answer, abstained=not answer), stop_reason="answered" if answer else "no_answer",
-                 usage=usage, engine=f"otel:{root.service or 'unknown'}", latency_ms=(max(s.end_ns for s in spans) - start) / 1e6,
-                 plan={"otel_trace_id": trace_id}, warnings=tuple(warnings))
+                 usage=usage, engine=f"otel:{root.service or 'unknown'}",
+                 latency_ms=(max(s.end_ns for s in spans) - start) / 1e6, plan={"otel_trace_id": trace_id},
+                 warnings=tuple(warnings))
 
 
-def _case_id(root: OtelSpan, spans: list[OtelSpan], case_attrs: Sequence[str]) -> str:
-    for attr in case_attrs:
-        for span in (root, *spans):
-            value = span.attributes.get(attr)
-            if value not in (None, ""):
-                return str(value)
-    return ""
+def _retrieval_calls(spans: list[OtelSpan], by_id: dict[str, OtelSpan]) -> list[tuple[OtelSpan, OtelSpan | None]]:
+    """Each outermost retrieval span, with the first retrieval span nested in it (or None)."""
+    outer: list[OtelSpan] = []
+    inner: dict[str, OtelSpan] = {}
+    for span in spans:  # in start order: an ancestor comes before its descendants
+        if span.kind != "RETRIEVER":
+            continue
+        ancestor, parent = None, by_id.get(span.parent_id)
+        seen = 0
+        while parent is not None and seen < 10_000:
+            if parent.kind == "RETRIEVER":
+                ancestor = parent
+            parent, seen = by_id.get(parent.parent_id), seen + 1
+        if ancestor is None:
+            outer.append(span)
+        elif ancestor.span_id not in inner and _documents(span):
+            inner[ancestor.span_id] = span
+    return [(s, inner.get(s.span_id)) for s in outer]
 
 
-def _hits(span: OtelSpan, warnings: list[str]) -> tuple[list[Hit], dict[str, str]]:
+def _documents(span: OtelSpan, prefix: str = "retrieval.documents") -> list[dict[str, Any]]:
+    """The recorded documents of a span in rank order: OpenInference's flattened attributes, the
+    GenAI ``gen_ai.retrieval.documents`` JSON array, or hoprag's ``hoprag.selected_ids``."""
     docs: dict[int, dict[str, Any]] = {}
     for key, value in span.attributes.items():
         found = _DOC.match(key)
-        if found:
-            docs.setdefault(int(found.group(1)), {})[found.group(2)] = value
+        if found and found.group(1) == prefix:
+            docs.setdefault(int(found.group(2)), {})[found.group(3)] = value
+    if docs or prefix != "retrieval.documents":
+        return [docs[i] for i in sorted(docs)]
+    recorded = span.attributes.get("gen_ai.retrieval.documents")
+    if isinstance(recorded, str):
+        try:
+            recorded = json.loads(recorded)
+        except ValueError:
+            recorded = None
+    if isinstance(recorded, list):
+        return [d if isinstance(d, dict) else {"id": d} for d in recorded]
+    selected = span.attributes.get("hoprag.selected_ids")
+    if isinstance(selected, list):
+        return [{"id": s} for s in selected]
+    return []
+
+
+def _hits(span: OtelSpan, warnings: list[str], resolver: DocumentResolver | None,
+          prefix: str = "retrieval.documents") -> tuple[list[Hit], dict[str, str]]:
     hits, texts = [], {}
-    for rank, index in enumerate(sorted(docs), start=1):
-        doc = docs[index]
-        if doc.get("id") in (None, ""):
+    retriever = str(span.attributes.get("gen_ai.data_source.id") or span.name or "retriever")
+    for index, doc in enumerate(_documents(span, prefix)):
+        if doc.get("id") in (None, "") and not (resolver and doc.get("content")):
             warnings.append(f"retrieval span '{span.name}': document {index} has no document.id and was skipped")
             continue
         try:
             score = float(doc.get("score") or 0.0)
         except (TypeError, ValueError, OverflowError):
             score = 0.0
-        doc_id = str(doc["id"])
-        hits.append(Hit(chunk_id=doc_id, doc_id=doc_id, score=score, rank=rank, retriever=span.name or "retriever"))
-        texts.setdefault(doc_id, str(doc.get("content") or ""))
+        doc_id = chunk_id = str(doc.get("id") or "")
+        content = str(doc.get("content") or "")
+        if resolver is not None:
+            found = resolver.resolve(RecordedDocument(id=doc_id, content=content, metadata=doc.get("metadata")))
+            doc_id, chunk_id = found.doc_id, found.chunk_id
+        hits.append(Hit(chunk_id=chunk_id, doc_id=doc_id, score=score, rank=len(hits) + 1, retriever=retriever))
+        texts.setdefault(doc_id, content)
     return hits, texts
 
 
+def _evidence(steps: list[HopStep], hits_of: dict[str, list[Hit]], texts: dict[str, str], spans: list[OtelSpan],
+              warnings: list[str], resolver: DocumentResolver | None) -> list[Evidence]:
+    """Reranked documents when a reranker span recorded its output, else every retrieved document."""
+    reranked = [h for s in spans if s.kind == "RERANKER" for h in _hits(s, warnings, resolver,
+                                                                        "reranker.output_documents")[0]]
+    evidence, seen = [], set()
+    if reranked:
+        last = steps[-1] if steps else None
+        for hit in reranked:
+            if hit.doc_id not in seen:
+                seen.add(hit.doc_id)
+                evidence.append(Evidence(hit=hit, text=texts.get(hit.doc_id, ""), title="",
+                                         hop=last.hop if last else 1, step_id=last.step_id if last else "",
+                                         sub_query=last.sub_query if last else ""))
+        return evidence
+    for step in steps:
+        for hit in hits_of[step.step_id]:
+            if hit.doc_id not in seen:
+                seen.add(hit.doc_id)
+                evidence.append(Evidence(hit=hit, text=texts.get(hit.doc_id, ""), title="", hop=step.hop,
+                                         step_id=step.step_id, sub_query=step.sub_query))
+    return evidence
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _case_id(roots: list[OtelSpan], spans: list[OtelSpan], case_attrs: Sequence[str],
+             cases: Mapping[str, str] | None, questions: Mapping[str, str], question: str) -> str:
+    def known(value: Any) -> str:
+        text = "" if value in (None, "") else str(value)
+        return text if text and (cases is None or text in cases) else ""
+
+    for attr in case_attrs:
+        for span in (*roots, *spans):
+            if attr.startswith("metadata."):
+                found = known(_metadata(span).get(attr[len("metadata."):]))
+            else:
+                found = known(span.attributes.get(attr))
+            if found:
+                return found
+    for span in spans:
+        meta = _metadata(span)
+        found = known(meta.get("hoprag.case_id") or meta.get("case_id"))
+        if found:
+            return found
+    for span in spans:
+        tags = span.attributes.get("tag.tags")
+        for tag in tags if isinstance(tags, list) else ():
+            text = str(tag)
+            for prefix in ("hoprag.case_id:", "case_id:", "case:"):
+                if text.startswith(prefix) and known(text[len(prefix):]):
+                    return text[len(prefix):]
+            if cases is not None and text in cases:
+                return text
+    return questions.get(_norm(question), "")
+
+
+def _metadata(span: OtelSpan) -> dict[str, Any]:
+    value = span.attributes.get("metadata")
+    if isinstance(value, str) and value.startswith("{"):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _query(span: OtelSpan | None) -> str:
+    if span is None:
+        return ""
+    return str(span.attributes.get("gen_ai.retrieval.query.text") or span.attributes.get("hoprag.issued_query")
+               or "") or _text(span, "input.value")
+
+
+def _root_question(span: OtelSpan) -> str:
+    """The root's input when it is text (or JSON holding one text field), else ``""``."""
+    text = _text(span, "input.value")
+    return "" if text.lstrip().startswith(("{", "[")) else text
+
+
 def _text(span: OtelSpan, key: str) -> str:
-    """A string attribute; a JSON ``input.value`` (``input.mime_type`` application/json) gives its text field."""
+    """A string attribute; JSON (``*.mime_type`` application/json) gives its text field: one of
+    :data:`_TEXT_KEYS`, the only string it holds, or the first of a ``replies`` list."""
     value = span.attributes.get(key)
     if value is None:
         return ""
     text = str(value)
     if span.attributes.get(key.replace(".value", ".mime_type")) == "application/json":
-        try:
-            data = json.loads(text)
-        except ValueError:
-            return text
-        if isinstance(data, dict):
-            for name in ("query", "question", "input", "output", "answer", "text"):
-                if isinstance(data.get(name), str):
-                    return data[name]
+        return _unwrap(text)
     return text
 
 
+def _unwrap(text: str) -> str:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(data, str):
+        return data
+    if not isinstance(data, dict):
+        return text
+    for name in _TEXT_KEYS:
+        if isinstance(data.get(name), str):
+            return data[name]
+    replies = data.get("replies")
+    if isinstance(replies, list) and replies:
+        first = replies[0]
+        if isinstance(first, str):
+            return first
+        if isinstance(first, dict) and isinstance(first.get("content") or first.get("text"), str):
+            return first.get("content") or first.get("text")
+    strings = [v for v in data.values() if isinstance(v, str)]
+    return strings[0] if len(data) == 1 and strings else text
+
+
 def _answer(span: OtelSpan) -> str:
-    return _text(span, "output.value") or str(span.attributes.get("llm.output_messages.0.message.content") or "")
+    message = span.attributes.get("llm.output_messages.0.message.content")
+    if isinstance(message, str) and message:
+        return message
+    output = span.attributes.get("gen_ai.output.messages")
+    if isinstance(output, str) and output.startswith("["):
+        try:
+            parts = [p for m in json.loads(output) for p in m.get("parts", []) if isinstance(m, dict)]
+        except (ValueError, AttributeError, TypeError):
+            parts = []
+        texts = [str(p.get("content")) for p in parts if isinstance(p, dict) and p.get("type") == "text"]
+        if texts:
+            return "".join(texts)
+    return _text(span, "output.value")
 
 
 def _tokens(span: OtelSpan, *keys: str) -> int:
@@ -309,19 +375,34 @@ def _tokens(span: OtelSpan, *keys: str) -> int:
 
 
 def import_otel_traces(path: str | Path, out: str | Path, *, case_attrs: Sequence[str] = DEFAULT_CASE_ATTRS,
-                       run_id: str = "otel-import", redact: bool = True) -> ImportSummary:
+                       run_id: str = "otel-import", redact: bool = True, cases: Mapping[str, str] | None = None,
+                       resolver: DocumentResolver | None = None, min_resolved: float = DEFAULT_MIN_SHARE,
+                       lenient: bool = False) -> ImportSummary:
     """Read OTLP JSON spans from ``path`` and write their Traces to ``out`` (a traces file ``hoprag eval`` reads).
 
     ``redact``: PII in the written traces becomes placeholders (ids and offsets kept), as ``hoprag run`` does.
+    ``resolver``: recorded documents become corpus documents; fewer than ``min_resolved`` of them
+    resolving is refused before anything is written.
     """
     from hoprag.io.traces import TracesHeader, write_traces
     from hoprag.security.boundary import trace_for_storage
 
     path, out = Path(path), Path(out)
-    spans = read_otlp_spans(path)
-    traces, skipped = spans_to_traces(spans, case_attrs=case_attrs, run_id=run_id, source=str(path))
+    counted = [0]
+
+    def spans() -> Iterable[OtelSpan]:
+        for span in iter_otlp_spans(path, extra=frozenset(a for a in case_attrs if not a.startswith("metadata."))):
+            counted[0] += 1
+            yield span
+
+    skipped_by: Counter[str] = Counter()
+    traces, skipped = spans_to_traces(spans(), case_attrs=case_attrs, run_id=run_id, source=str(path), cases=cases,
+                                      resolver=resolver, lenient=lenient, skipped_by=skipped_by)
+    if resolver is not None:
+        resolver.check(min_resolved, str(path))
     header = TracesHeader(run_id=run_id, engine=traces[0].engine)
     # the one trace writer: never over an input, complete or absent
     write_traces(out, (trace_for_storage(t, "otel-import", redact=redact) for t in traces), header=header)
-    return ImportSummary(spans=len(spans), traces=len(traces), skipped=skipped, out=out)
+    return ImportSummary(spans=counted[0], traces=len(traces), skipped=skipped, out=out, skipped_by=dict(skipped_by),
+                         routes=dict(resolver.counts) if resolver is not None else {})
 

@@ -22,20 +22,46 @@ def register(app: typer.Typer) -> None:
             None, "--case-attr", metavar="NAME",
             help="span attribute holding the case id, tried in order (default: hoprag.case_id, then session.id)"),
         run_id: str = typer.Option("otel-import", "--run-id", help="run id written into every trace"),
+        corpus: Optional[Path] = typer.Option(
+            None, "--corpus", help="corpus the cases cite: recorded documents become its documents, by the recorded "
+            "id, a metadata key (--doc-key) or the recorded text; refused when fewer than --min-resolved resolve"),
+        index: Optional[str] = typer.Option(
+            None, "--index", help="an index (directory or postgresql:// URL) to resolve recorded documents against, "
+            "its chunks too"),
+        doc_key: Optional[list[str]] = typer.Option(
+            None, "--doc-key", metavar="KEY", help="document metadata key holding the corpus id, tried in order "
+            "(default: doc_id, document_id, source_id, corpus_id, id, _id, file_name, file_path, source, filename)"),
+        min_resolved: float = typer.Option(
+            0.9, "--min-resolved", min=0.0, max=1.0, metavar="SHARE",
+            help="with --corpus/--index: refuse when fewer than this share of recorded documents resolve"),
+        cases_file: Optional[Path] = typer.Option(
+            None, "--cases", help="cases.jsonl: a trace naming no case is matched to a case by its question text, "
+            "and only these case ids count"),
+        lenient: bool = typer.Option(False, "--lenient", help="skip (and count) traces naming no case instead of failing"),
         redact: bool = typer.Option(
             True, "--redact/--no-redact",
             help="replace emails, phones, cards, IBANs and national ids in the written traces by <EMAIL_1>-style "
             "placeholders (ids and offsets kept); --no-redact keeps the raw text (credentials are masked either way)",
         ),
     ) -> None:
-        """Read OpenInference retrieval and LLM spans (OTLP JSON) and write one Trace per trace id."""
+        """Read OpenInference or OTel GenAI retrieval and LLM spans (OTLP JSON) and write one Trace per question.
+
+        A retrieval call is the outermost retrieval span of a nest; the selected evidence is the reranker's output
+        documents when a RERANKER span recorded them, else every retrieved document in call order, then rank;
+        the answer is the last LLM output's text."""
         from rich.markup import escape
 
         from hoprag.otel_import import DEFAULT_CASE_ATTRS, import_otel_traces
 
+        from hoprag.otel_sources import cases_by_id, resolver_for
+
+        resolver = resolver_for(corpus, index, doc_key)
         summary = import_otel_traces(spans_file, out_file, case_attrs=tuple(case_attr or DEFAULT_CASE_ATTRS),
-                                     run_id=run_id, redact=redact)
-        skipped = f", {summary.skipped} traces without retrieval or LLM spans skipped" if summary.skipped else ""
+                                     run_id=run_id, redact=redact, cases=cases_by_id(cases_file), resolver=resolver,
+                                     min_resolved=min_resolved, lenient=lenient)
+        skipped = "".join(f", {n} traces {why} skipped" for why, n in summary.skipped_by.items())
         out.print(f"read {summary.spans} spans: wrote {summary.traces} traces{skipped} → {escape(str(summary.out))}")
+        if resolver is not None:
+            out.print(escape(resolver.summary()))
 
     renamed(app, "import-traces otel", otel_cmd, "traces import")
