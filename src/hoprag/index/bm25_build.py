@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from hoprag.errors import EmptyCorpusError
 from hoprag.index.bm25_arrays import BM25Arrays
 from hoprag.index.tokenize import TOKEN_PATTERN, Tokenizer
 
-__all__ = ["BM25Builder"]
+__all__ = ["BM25Builder", "assemble", "narrow_tf", "score_entries"]
 
 _SLICE = 4_000_000  # (chunk, term) pairs scored at a time: caps the float64 temporaries
 
@@ -52,10 +53,18 @@ class BM25Builder:
         self._keys: list[np.ndarray] = []  # per batch: chunk << 32 | term, sorted, unique
         self._tfs: list[np.ndarray] = []
         self._lengths: list[np.ndarray] = []
+        self._firsts: list[np.ndarray] = []  # with add(ordered=True): where each entry's term first occurs
         self.count = 0
 
-    def add(self, texts: Sequence[str]) -> None:
-        """Tokenise one batch of chunk texts (what BM25 sees: title, newline, text)."""
+    def seed(self, terms: dict[str, int]) -> None:
+        """Start from an index's vocabulary (stem -> id, ids 0..n-1): known stems keep their ids, a new
+        one gets the next. An update tokenises only its new chunks this way."""
+        self._vocab.terms.update(terms)
+
+    def add(self, texts: Sequence[str], *, ordered: bool = False) -> None:
+        """Tokenise one batch of chunk texts (what BM25 sees: title, newline, text). ``ordered`` also
+        keeps where in its chunk each term first occurs (:meth:`entries`; an update needs it to number
+        terms as a build of its corpus would)."""
         lookup = self._vocab.__getitem__
         split, fold = self._split, self._fold
         flat: list[int] = []
@@ -66,17 +75,34 @@ class BM25Builder:
             flat.extend(ids)
         terms = np.asarray(flat, dtype=np.int64)
         chunks = np.repeat(np.arange(self.count, self.count + len(texts), dtype=np.int64), lengths)
-        keys, tfs = np.unique((chunks << 32) | terms, return_counts=True)
+        if ordered:
+            keys, first, tfs = np.unique((chunks << 32) | terms, return_index=True, return_counts=True)
+            self._firsts.append(first - np.repeat(np.cumsum(lengths) - lengths, lengths)[first])
+        else:
+            keys, tfs = np.unique((chunks << 32) | terms, return_counts=True)
         self._keys.append(keys)
         self._tfs.append(tfs.astype(np.uint32))
         self._lengths.append(lengths)
         self.count += len(texts)
 
-    def finish(self) -> BM25Arrays:
-        """The score matrix (CSC, as bm25s stores it) and vocabulary over every chunk added."""
-        import bm25s  # build time only: its scoring functions define the scores
-        from bm25s.scoring import _build_idf_array, _build_nonoccurrence_array, _select_idf_scorer, _select_tfc_scorer
+    def entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(rows, cols, tfs, lengths, firsts)`` of every chunk added with ``ordered=True``: the
+        (chunk, term) entries sorted by chunk then term id, and each term's first token position in its chunk."""
+        keys = np.concatenate(self._keys) if self._keys else np.zeros(0, dtype=np.int64)
+        lengths = np.concatenate(self._lengths) if self._lengths else np.zeros(0, dtype=np.int64)
+        firsts = np.concatenate(self._firsts) if self._firsts else np.zeros(0, dtype=np.int64)
+        tfs = np.concatenate(self._tfs) if self._tfs else np.zeros(0, dtype=np.uint32)
+        return (keys >> 32), (keys & 0xFFFFFFFF), tfs, lengths, firsts
 
+    def stems(self) -> list[str]:
+        """Every stem by term id."""
+        return list(self._vocab.terms)
+
+    def finish(self) -> BM25Arrays:
+        """The score matrix (CSC, as bm25s stores it) and vocabulary over every chunk added.
+
+        Also keeps, for an update without re-tokenising (:mod:`hoprag.index.bm25_delta`), each stored
+        score's term frequency in the same CSC order (``tf_csc``) and every chunk's length (``lengths``)."""
         vocab = self._vocab.terms
         if not vocab:
             raise EmptyCorpusError(
@@ -85,49 +111,88 @@ class BM25Builder:
             )
         keys = np.concatenate(self._keys)
         self._keys.clear()
-        tfs = np.concatenate(self._tfs)
+        tfs = narrow_tf(np.concatenate(self._tfs))
         self._tfs.clear()
         lengths = np.concatenate(self._lengths) if self._lengths else np.zeros(0, dtype=np.int64)
         rows = (keys >> 32).astype(np.int32)
         cols = (keys & 0xFFFFFFFF).astype(np.int32)
         del keys
-        n_docs, n_vocab = self.count, len(vocab)
+        n_vocab = len(vocab)
         df = np.bincount(cols, minlength=n_vocab)
-        doc_frequencies = dict(enumerate(df.tolist()))
-        avg_doc_len = lengths.mean()
-        model = bm25s.BM25(method=self.method, k1=self.k1, b=self.b, delta=self.delta)
-        idf = _build_idf_array(doc_frequencies, n_docs, _select_idf_scorer(model.idf_method), dtype=model.dtype)
-        nonoccurrence = None
-        if model.method in model.methods_requiring_nonoccurrence:
-            nonoccurrence = _build_nonoccurrence_array(
-                doc_frequencies=doc_frequencies, n_docs=n_docs, compute_idf_fn=_select_idf_scorer(model.idf_method),
-                calculate_tfc_fn=_select_tfc_scorer(model.method), l_d=avg_doc_len, l_avg=avg_doc_len,
-                k1=self.k1, b=self.b, delta=self.delta, dtype=model.dtype,
-            )
-        tfc = _select_tfc_scorer(model.method)
-        data = np.empty(rows.size, dtype=model.dtype)
-        for lo in range(0, rows.size, _SLICE):
-            r, c = rows[lo : lo + _SLICE], cols[lo : lo + _SLICE]
-            # bm25s scores document by document with a scalar length; the same float64 arithmetic
-            # element-wise gives the same float32 scores
-            part = idf[c] * tfc(tf_array=tfs[lo : lo + _SLICE].astype(np.float32), l_d=lengths[r], l_avg=avg_doc_len,
-                                k1=self.k1, b=self.b, delta=self.delta)
-            if nonoccurrence is not None:
-                part = part - nonoccurrence[c]
-            data[lo : lo + _SLICE] = part
-        del tfs
+        data, nonoccurrence, params = score_entries(rows, cols, tfs, lengths, df, self.count, self.params)
         order = np.argsort(cols, kind="stable")  # rows ascend within a column: CSC order
+        self.tf_csc = tfs[order]
+        del tfs
         data = data[order]
         indices = rows[order]
         del order, rows
-        indptr = np.zeros(n_vocab + 2, dtype=np.int64)  # one more, empty column: bm25s's "" token
-        np.cumsum(df, out=indptr[1 : n_vocab + 1])
-        indptr[-1] = indptr[-2]
+        self.lengths = lengths
+        return assemble(data, indices, df, self.count, dict(vocab), params, nonoccurrence)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {"method": self.method, "k1": self.k1, "b": self.b, "delta": self.delta}
+
+
+def narrow_tf(tfs: np.ndarray) -> np.ndarray:
+    """Term frequencies as uint16 when they fit (a chunk of a few thousand characters always does)."""
+    return tfs.astype(np.uint16) if not tfs.size or int(tfs.max()) <= np.iinfo(np.uint16).max else tfs.astype(np.uint32)
+
+
+def score_entries(
+    rows: np.ndarray, cols: np.ndarray, tfs: np.ndarray, lengths: np.ndarray, df: np.ndarray, n_docs: int,
+    bm25: dict[str, Any],
+) -> tuple[np.ndarray, np.ndarray | None, dict[str, Any]]:
+    """The BM25 score of every (chunk ``rows[i]``, term ``cols[i]``) entry with frequency ``tfs[i]``,
+    given every chunk's length and every term's document frequency ``df``: the scores (in the order
+    given), the non-occurrence array (``bm25l``/``bm25+``) and bm25s's parameter record.
+
+    The one place scores are computed, for a build and for an update alike: each score depends only
+    on its entry and the corpus statistics (N, avgdl, df), so equal statistics give equal floats."""
+    import bm25s  # build time only: its scoring functions define the scores
+    from bm25s.scoring import _build_idf_array, _build_nonoccurrence_array, _select_idf_scorer, _select_tfc_scorer
+
+    k1, b, delta = bm25["k1"], bm25["b"], bm25["delta"]
+    doc_frequencies = dict(enumerate(df.tolist()))
+    avg_doc_len = lengths.mean()
+    model = bm25s.BM25(method=bm25["method"], k1=k1, b=b, delta=delta)
+    idf = _build_idf_array(doc_frequencies, n_docs, _select_idf_scorer(model.idf_method), dtype=model.dtype)
+    nonoccurrence = None
+    if model.method in model.methods_requiring_nonoccurrence:
+        nonoccurrence = _build_nonoccurrence_array(
+            doc_frequencies=doc_frequencies, n_docs=n_docs, compute_idf_fn=_select_idf_scorer(model.idf_method),
+            calculate_tfc_fn=_select_tfc_scorer(model.method), l_d=avg_doc_len, l_avg=avg_doc_len,
+            k1=k1, b=b, delta=delta, dtype=model.dtype,
+        )
+    tfc = _select_tfc_scorer(model.method)
+    data = np.empty(rows.size, dtype=model.dtype)
+    for lo in range(0, rows.size, _SLICE):
+        r, c = rows[lo : lo + _SLICE], cols[lo : lo + _SLICE]
+        # bm25s scores document by document with a scalar length; the same float64 arithmetic
+        # element-wise gives the same float32 scores
+        part = idf[c] * tfc(tf_array=tfs[lo : lo + _SLICE].astype(np.float32), l_d=lengths[r], l_avg=avg_doc_len,
+                            k1=k1, b=b, delta=delta)
         if nonoccurrence is not None:
-            nonoccurrence = np.append(nonoccurrence, np.zeros(1, dtype=nonoccurrence.dtype))
-        terms = dict(vocab)
-        terms[""] = n_vocab
-        params = {"k1": model.k1, "b": model.b, "delta": model.delta, "method": model.method,
-                  "idf_method": model.idf_method, "dtype": model.dtype, "int_dtype": model.int_dtype,
-                  "version": bm25s.__version__, "backend": model.backend}
-        return BM25Arrays(data, indices, indptr, n_docs, terms, params, nonoccurrence)
+            part = part - nonoccurrence[c]
+        data[lo : lo + _SLICE] = part
+    params = {"k1": model.k1, "b": model.b, "delta": model.delta, "method": model.method,
+              "idf_method": model.idf_method, "dtype": model.dtype, "int_dtype": model.int_dtype,
+              "version": bm25s.__version__, "backend": model.backend}
+    return data, nonoccurrence, params
+
+
+def assemble(
+    data: np.ndarray, indices: np.ndarray, df: np.ndarray, n_docs: int, vocab: dict[str, int], params: dict[str, Any],
+    nonoccurrence: np.ndarray | None,
+) -> BM25Arrays:
+    """The saved form of a CSC matrix (columns in term-id order, ``df`` entries each): bm25s's extra
+    empty column for its "" token, in the offsets, the vocabulary and the non-occurrence array."""
+    n_vocab = len(vocab)
+    indptr = np.zeros(n_vocab + 2, dtype=np.int64)  # one more, empty column: bm25s's "" token
+    np.cumsum(df, out=indptr[1 : n_vocab + 1])
+    indptr[-1] = indptr[-2]
+    if nonoccurrence is not None:
+        nonoccurrence = np.append(nonoccurrence, np.zeros(1, dtype=nonoccurrence.dtype))
+    terms = dict(vocab)
+    terms[""] = n_vocab
+    return BM25Arrays(data, indices, indptr, n_docs, terms, params, nonoccurrence)

@@ -34,14 +34,14 @@ from hoprag.index.npy_map import load_npy
 from hoprag.index.entities import title_key
 from hoprag.records import Chunk, Document
 
-__all__ = ["CorpusDB", "CorpusWriter", "canonical_record"]
+__all__ = ["SCHEMA", "CorpusDB", "CorpusWriter", "canonical_record"]
 
 DB_FILE = "corpus.sqlite"
 CHUNK_DOC = "chunk_doc.npy"
 CHUNK_ACL = "chunk_acl.npy"
 DOC_ACL = "doc_acl.npy"
 
-_SCHEMA = """
+SCHEMA = """
 CREATE TABLE documents (pos INTEGER PRIMARY KEY, id TEXT NOT NULL, title TEXT NOT NULL, source TEXT NOT NULL,
   version TEXT NOT NULL, timestamp TEXT NOT NULL, doc_type TEXT NOT NULL, acl TEXT NOT NULL, record TEXT NOT NULL);
 CREATE TABLE chunks (pos INTEGER PRIMARY KEY, id TEXT NOT NULL, doc_pos INTEGER NOT NULL, start INTEGER NOT NULL,
@@ -49,9 +49,9 @@ CREATE TABLE chunks (pos INTEGER PRIMARY KEY, id TEXT NOT NULL, doc_pos INTEGER 
 CREATE TABLE title_keys (key TEXT NOT NULL, doc_pos INTEGER NOT NULL);
 """
 _INDEXES = """
-CREATE UNIQUE INDEX documents_id ON documents(id);
-CREATE UNIQUE INDEX chunks_id ON chunks(id);
-CREATE INDEX title_keys_key ON title_keys(key);
+CREATE UNIQUE INDEX IF NOT EXISTS documents_id ON documents(id);
+CREATE UNIQUE INDEX IF NOT EXISTS chunks_id ON chunks(id);
+CREATE INDEX IF NOT EXISTS title_keys_key ON title_keys(key);
 """
 _SCALAR_FIELDS = ("id", "title", "source", "version", "timestamp", "doc_type", "acl")
 _BATCH = 900  # SQLite's default limit on bound parameters is 999
@@ -73,20 +73,24 @@ class CorpusWriter:
     writes the numpy columns. One transaction: a killed build leaves no half-written file behind
     (the staging directory is discarded anyway)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, after: tuple[np.ndarray, list[str]] | None = None) -> None:
+        """``after``: append to the file already in ``directory`` (an update), whose documents' ``acl``
+        classes and chunks' document positions are given, instead of creating it."""
         self.directory = directory
         self._conn = sqlite3.connect(directory / DB_FILE, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode=OFF")
         self._conn.execute("PRAGMA synchronous=OFF")
-        self._conn.executescript(_SCHEMA)
+        if after is None:
+            self._conn.executescript(SCHEMA)
         self._conn.execute("BEGIN")
         self._docs: list[tuple[Any, ...]] = []
         self._chunks: list[tuple[Any, ...]] = []
         self._keys: list[tuple[str, int]] = []
-        self._chunk_doc: list[int] = []
-        self._doc_acl: list[str] = []
-        self.documents = 0
-        self.chunks = 0
+        chunk_doc, doc_acl = after if after is not None else (np.zeros(0, dtype=np.int32), [])
+        self._chunk_doc: list[int] = chunk_doc.tolist()
+        self._doc_acl: list[str] = list(doc_acl)
+        self.documents = len(self._doc_acl)
+        self.chunks = len(self._chunk_doc)
 
     def add(self, doc: Document, record: str, chunks: Sequence[Chunk]) -> None:
         pos = self.documents
@@ -239,6 +243,19 @@ class CorpusDB:
             return [found[int(p)] for p in positions]
         except KeyError as exc:
             raise self._broken(f"no chunk at position {exc}") from None
+
+    def records(self, doc_ids: Sequence[str]) -> dict[str, str]:
+        """id -> canonical record, for those of ``doc_ids`` the corpus holds."""
+        found: dict[str, str] = {}
+        unique = list(dict.fromkeys(doc_ids))
+        for i in range(0, len(unique), _BATCH):
+            part = unique[i : i + _BATCH]
+            found.update(self._rows(f"SELECT id, record FROM documents WHERE id IN ({','.join('?' * len(part))})", part))
+        return found
+
+    def title_key_rows(self) -> list[tuple[str, int]]:
+        """Every ``(title key, document position)`` row (an update carries the kept ones over)."""
+        return [(str(key), int(pos)) for key, pos in self._rows("SELECT key, doc_pos FROM title_keys")]
 
     def document_position(self, doc_id: str) -> int | None:
         row = self._one("SELECT pos FROM documents WHERE id = ?", (doc_id,))

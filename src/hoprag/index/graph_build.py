@@ -4,13 +4,15 @@ list of chunks at once (:func:`build_entity_graph`). What the graph holds, its f
 
 from __future__ import annotations
 
+import json
 import time
 from array import array
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from hoprag.index.analysis import ANALYSIS_DIR, MENTION_ENDS, MENTION_STREAM, MENTIONS
 from hoprag.index.entities import SHAPE_KINDS, mention_of, spans_by_kind, title_heads, title_key, titles_inside
 from hoprag.index.entity_graph import GRAPH_DIR, EntityGraph, GraphConfig, GraphInfo, save_graph
 from hoprag.index.graph_arrays import CsrArrays
@@ -54,9 +56,9 @@ class GraphBuilder:
         self._chunk_ids: list[str] = []
         self._titles: set[str] = set()
         self._key_ids: dict[str, int] = {}  # entity key -> id, in order of first mention
-        self._key_kinds: list[str] = []  # the kind of each key's first mention
-        self._mention_ids: dict[tuple[str, tuple[str, ...]], int] = {}  # (key, words) -> mention id
+        self._mention_ids: dict[tuple[str, str, tuple[str, ...]], int] = {}  # (key, kind, words) -> mention id
         self._mention_keys = array("q")  # mention id -> key id
+        self._mention_kinds: list[str] = []
         self._mention_words: list[tuple[str, ...]] = []
         self._named: list[int] = []  # mentions of multi-word names, where titles are looked up inside
         self._raw = {kind: _RawMemo(self._resolve, kind) for kind in SHAPE_KINDS}
@@ -89,20 +91,20 @@ class GraphBuilder:
         return -1 if mention is None else self._mention(*mention)
 
     def _mention(self, key: str, kind: str, words: tuple[str, ...]) -> int:
-        found = self._mention_ids.get((key, words))
+        found = self._mention_ids.get((key, kind, words))
         if found is None:
-            found = self._mention_ids[(key, words)] = len(self._mention_words)
-            self._mention_keys.append(self._key(key, kind))
+            found = self._mention_ids[(key, kind, words)] = len(self._mention_words)
+            self._mention_keys.append(self._key(key))
+            self._mention_kinds.append(kind)
             self._mention_words.append(words)
             if len(words) > 1:
                 self._named.append(found)
         return found
 
-    def _key(self, key: str, kind: str) -> int:
+    def _key(self, key: str) -> int:
         found = self._key_ids.get(key)
         if found is None:
-            found = self._key_ids[key] = len(self._key_kinds)
-            self._key_kinds.append(kind)
+            found = self._key_ids[key] = len(self._key_ids)
         return found
 
     def build(self) -> tuple[EntityGraph, int]:
@@ -129,10 +131,10 @@ class GraphBuilder:
         mentioned = CsrArrays(_indptr(chunks, n), rows.astype(np.int32), None, (n, entities))
         mentions = _transpose(mentioned, chunks, rows)
         # a key that is a document title is kind "title" wherever it is mentioned; any other keeps
-        # the kind of its first mention
+        # the kind of its first mention in chunk order
         titles = self._titles
         ids = np.asarray(by_name, dtype=np.int64)[kept].tolist() if by_name else []
-        names, first_kinds = [keys[k] for k in ids], self._key_kinds
+        names, first_kinds = [keys[k] for k in ids], self._first_kinds(len(keys))
         kinds = tuple("title" if key in titles else first_kinds[k] for key, k in zip(names, ids))
         graph = EntityGraph(keys=tuple(names), kinds=kinds, mentions=mentions, mentioned=mentioned,
                             links=_links(mentions, n, self.config.link_max_chunks), chunk_ids=tuple(self._chunk_ids))
@@ -156,7 +158,7 @@ class GraphBuilder:
                 continue
             found = inside.get(words)
             if found is None:
-                found = inside[words] = tuple(self._key(t, "title") for t in titles_inside(words, titles, heads))
+                found = inside[words] = tuple(self._key(t) for t in titles_inside(words, titles, heads))
             if found:
                 named.append(mention)
                 counts.append(len(found))
@@ -165,10 +167,31 @@ class GraphBuilder:
         sub_counts[np.asarray(named, dtype=np.int64)] = counts
         return subs, sub_counts
 
+    def _first_kinds(self, count: int) -> list[str]:
+        """Each key's kind where the chunks first mention it ("title" for a key only found inside names).
+
+        Read from the chunks' mentions in order, not from when a key was first seen: an update that
+        keeps some chunks' mentions and drops others' (:mod:`hoprag.index.graph_state`) then gives
+        each key the kind a build of the same chunks gives it."""
+        kinds = ["title"] * count
+        mentions = self._stream()
+        mentions = mentions[mentions >= 0]
+        if mentions.size:
+            keys = np.frombuffer(self._mention_keys, dtype=np.int64)[mentions]
+            found, first = np.unique(keys, return_index=True)
+            names = self._mention_kinds
+            for key, mention in zip(found.tolist(), mentions[first].tolist()):
+                kinds[key] = names[mention]
+        return kinds
+
+    def _stream(self) -> np.ndarray:
+        """Every chunk's mention ids, chunk after chunk (-1: a span naming nothing)."""
+        return np.frombuffer(self._mentions, dtype=np.int32) if self._mentions else np.zeros(0, np.int32)
+
     def _chunk_rank_pairs(self, rank: np.ndarray, width: int, subs: list[int], sub_counts: np.ndarray) -> np.ndarray:
         """``chunk * width + rank`` for every (chunk, entity key) the corpus holds, sorted, unique: each
         mention stands for its key, a multi-word name also for the document titles inside it."""
-        mentions = np.frombuffer(self._mentions, dtype=np.int32) if self._mentions else np.zeros(0, np.int32)
+        mentions = self._stream()
         ends = np.frombuffer(self._ends, dtype=np.int64) if self._ends else np.zeros(0, np.int64)
         chunks = np.repeat(np.arange(ends.size, dtype=np.int64), np.diff(ends, prepend=0))
         naming = mentions >= 0
@@ -186,12 +209,55 @@ class GraphBuilder:
         return flat[np.concatenate(([True], flat[1:] != flat[:-1]))] if flat.size else flat
 
     def finish(self, index_dir: Path) -> GraphInfo:
-        """Build the graph and write it into ``index_dir/graph``; the manifest's record of it."""
+        """Build the graph and write it into ``index_dir/graph``, and the mentions it was built from into
+        ``index_dir/analysis`` (what an update resumes from); the manifest's record of the graph."""
         graph, dropped = self.build()
         start = time.perf_counter()
         size = save_graph(graph, index_dir / GRAPH_DIR)
+        self.save_mentions(index_dir / ANALYSIS_DIR)
         self.seconds += time.perf_counter() - start
         return graph.info(size=size, seconds=self.seconds, dropped=dropped, config=self.config)
+
+    def save_mentions(self, directory: Path) -> None:
+        """Every chunk's mentions (ids into a table of ``[key, kind, words]``: those still used, numbered by
+        first occurrence, as a build numbers them, so an update writes what a build of its corpus writes)."""
+        stream = self._stream()
+        used, first = np.unique(stream[stream >= 0], return_index=True)
+        used = used[np.argsort(first)]
+        remap = np.full(len(self._mention_words) + 1, -1, dtype=np.int32)  # the extra slot maps -1 to -1
+        remap[used] = np.arange(used.size, dtype=np.int32)
+        keys = list(self._key_ids)
+        key_of = np.frombuffer(self._mention_keys, dtype=np.int64) if self._mention_keys else np.zeros(0, np.int64)
+        kinds, words = self._mention_kinds, self._mention_words
+        rows = [[keys[key_of[m]], kinds[m], list(words[m])] for m in used.tolist()]
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / MENTIONS).write_text(json.dumps(rows, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+        np.save(directory / MENTION_STREAM, remap[stream], allow_pickle=False)
+        ends = np.frombuffer(self._ends, dtype=np.int64) if self._ends else np.zeros(0, np.int64)
+        np.save(directory / MENTION_ENDS, ends, allow_pickle=False)
+
+    @classmethod
+    def resumed(cls, directory: Path, config: GraphConfig, keep: np.ndarray, chunk_ids: Sequence[str],
+                titles: Iterable[str]) -> GraphBuilder:
+        """A builder holding the saved mentions (:meth:`save_mentions`) of the chunks ``keep`` (a mask over
+        the saved chunks) in their order, whose ids are ``chunk_ids``, and the document ``titles`` (keys)
+        of the corpus; :meth:`add` then appends new chunks as a build would. ``ValueError``/``OSError``
+        when the files are missing or do not fit."""
+        rows = json.loads((directory / MENTIONS).read_text(encoding="utf-8"))
+        stream = np.load(directory / MENTION_STREAM, allow_pickle=False)
+        ends = np.load(directory / MENTION_ENDS, allow_pickle=False)
+        if ends.shape != keep.shape or (ends.size and int(ends[-1]) != stream.size) or int(keep.sum()) != len(chunk_ids):
+            raise ValueError("the saved mentions do not fit the index's chunks")
+        builder = cls(config)
+        for key, kind, words in rows:
+            builder._mention(key, kind, tuple(words))
+        runs = np.diff(ends, prepend=0)
+        kept = stream[np.repeat(keep, runs)].astype(np.int32)
+        builder._mentions = array("i", kept.tobytes())
+        builder._ends = array("q", np.cumsum(runs[keep]).astype(np.int64).tobytes())
+        builder._chunk_ids = list(chunk_ids)
+        builder._titles = {t for t in titles if t}
+        return builder
 
 
 def build_entity_graph(

@@ -20,7 +20,7 @@ from hoprag.index.tokenize import Tokenizer
 from hoprag.ingest.chunking import ChunkConfig
 from hoprag.records import Document
 
-__all__ = ["FORMAT_VERSION", "VECTORS", "BuildStats", "DenseInfo", "IndexConfig", "IndexManifest", "config_hash", "corpus_hash", "peak_rss_mb"]
+__all__ = ["FORMAT_VERSION", "VECTORS", "BuildStats", "DenseInfo", "IndexConfig", "IndexManifest", "IndexUpdate", "config_hash", "corpus_hash", "peak_rss_mb"]
 
 #: 2: documents and chunks in ``corpus.sqlite`` with numpy columns (1: two JSONL files parsed whole)
 FORMAT_VERSION = 2
@@ -85,6 +85,26 @@ def peak_rss_mb() -> float:
     return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KiB elsewhere
 
 
+class IndexUpdate(BaseModel):
+    """One entry of the manifest's change log: what an update (``hoprag index --update``) changed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    at: str
+    added: int
+    replaced: int
+    deleted: int
+    #: documents given again unchanged (a no-op: they keep their place)
+    unchanged: int = 0
+    #: the corpus hash before the update (the manifest's ``corpus_hash`` is the one after)
+    previous_corpus_hash: str
+    previous_artifact_id: str
+    seconds: float
+    #: how it was applied: ``delta`` (the new chunks analysed, the rest recomputed from ``analysis/``)
+    #: or ``rebuild`` (an index without ``analysis/``, rebuilt from its stored documents)
+    method: Literal["delta", "rebuild"] = "delta"
+
+
 class IndexManifest(BaseModel):
     """``manifest.json``: provenance of one built index."""
 
@@ -105,6 +125,8 @@ class IndexManifest(BaseModel):
     #: the entity graph's counts, size and build time (``None``: built with ``graph=False``)
     graph: GraphInfo | None = None
     build: BuildStats | None = None
+    #: the change log: every update applied since the index was first built, oldest first
+    updates: list[IndexUpdate] = Field(default_factory=list)
 
     @field_validator("config", mode="before")
     @classmethod

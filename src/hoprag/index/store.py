@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from pydantic import ValidationError
 from hoprag import __version__
 from hoprag.errors import ConfigError, EmptyCorpusError, HopragError, IndexLoadError, InputError
 from hoprag.files import read_text
+from hoprag.index.analysis import ANALYSIS_DIR, save_bm25_state
 from hoprag.index.base import Retriever
 from hoprag.index.bm25 import BATCH, BM25Retriever, index_text
 from hoprag.index.contract import Index, IndexStats
@@ -49,7 +50,7 @@ from hoprag.index import staging
 from hoprag.index.tokenize import Tokenizer
 from hoprag.index.hybrid import HybridRetriever
 from hoprag.index.npy_map import all_finite, load_npy
-from hoprag.index.manifest import FORMAT_VERSION, VECTORS, BuildStats, DenseInfo, IndexConfig, IndexManifest, _digest, config_hash, corpus_hash, peak_rss_mb
+from hoprag.index.manifest import FORMAT_VERSION, VECTORS, BuildStats, DenseInfo, IndexConfig, IndexManifest, IndexUpdate, _digest, config_hash, corpus_hash, peak_rss_mb
 from hoprag.ingest.chunking import chunk_document
 from hoprag.records import Document
 
@@ -72,6 +73,7 @@ BM25_DIR = "bm25"
 #: every name an index directory may hold (``run.json``: the gate run stamp; the JSONL files: format
 #: 1); a directory holding only these, but no manifest, is an interrupted build, safe to replace
 OWN_FILES = frozenset({MANIFEST, MANIFEST + ".tmp", DB_FILE, CHUNK_DOC, CHUNK_ACL, DOC_ACL, BM25_DIR, VECTORS, ANN_FILE, GRAPH_DIR, "run.json",
+                       ANALYSIS_DIR,
                        "documents.jsonl", "chunks.jsonl"})
 #: retrieval modes of :meth:`LoadedIndex.retriever`
 MODES = ("bm25", "dense", "hybrid")
@@ -199,6 +201,7 @@ def build_index(
     *,
     progress: Progress | None = None,
     executor: Any = None,
+    history: Sequence[IndexUpdate] = (),
 ) -> IndexManifest:
     """Chunk, index and write ``documents`` to ``out_dir``; returns the manifest written.
 
@@ -211,7 +214,8 @@ def build_index(
     ``progress(stage, done, total)`` is called for stages ``chunk`` (documents), ``tokenize``
     (chunks, one batch at a time), ``index``, ``embed`` (only with ``config.dense``) and ``write``.
     ``executor`` (:mod:`hoprag.executors`) embeds the chunks in shards for ``config.dense``
-    (:mod:`hoprag.index.embed_shards`: the same vector bytes as in one process).
+    (:mod:`hoprag.index.embed_shards`: the same vector bytes as in one process). ``history`` is the
+    change log the manifest starts with (an update applied by rebuilding, :mod:`hoprag.index.update`).
     """
     config = config or IndexConfig()
     out = Path(out_dir)
@@ -219,7 +223,8 @@ def build_index(
     stage = staging.open_stage(out)
     graph = GraphWorker() if config.graph else None
     try:
-        manifest = _build_into(stage, documents, config, progress, target=out, executor=executor, graph=graph)
+        manifest = _build_into(stage, documents, config, progress, target=out, executor=executor, graph=graph,
+                               history=history)
     except BaseException:
         if graph is not None:
             graph.abort()  # a worker building the graph stops with the build
@@ -233,7 +238,7 @@ def build_index(
 
 def _build_into(
     out: Path, documents: Iterable[Document], config: IndexConfig, progress: Progress | None, *, target: Path,
-    executor: Any = None, graph: GraphWorker | None = None,
+    executor: Any = None, graph: GraphWorker | None = None, history: Sequence[IndexUpdate] = (),
 ) -> IndexManifest:
     """Stream the corpus into the (new, empty) directory ``out``: rows, tokens, then arrays, manifest last."""
     started = time.perf_counter()
@@ -284,6 +289,7 @@ def _build_into(
         if progress:
             progress("index", 0, writer.chunks)
         model = builder.finish()
+        save_bm25_state(out, builder.tf_csc, builder.lengths)  # what an update recomputes the scores from
         del builder
         if progress:
             progress("index", writer.chunks, writer.chunks)
@@ -329,6 +335,7 @@ def _build_into(
         graph=graph_info,
         build=BuildStats(seconds=round(time.perf_counter() - started, 3), peak_rss_mb=round(peak_rss_mb(), 1),
                          graph_worker_peak_rss_mb=graph_peak),
+        updates=list(history),
     )
     (out / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return manifest

@@ -1,0 +1,279 @@
+"""Update a local index — add, replace and delete documents — into the index a rebuild would give.
+
+``hoprag index CORPUS --out DIR --update [--delete FILE]`` calls :func:`update_index`. The plan
+(:mod:`hoprag.index.update_plan`) fixes the corpus after the update: the kept documents in their
+order, then the added and replaced ones. The new index is that corpus's build, value for value —
+rows, BM25 scores and vocabulary, entity graph, dense vectors, manifest corpus hash — but only the
+new documents are chunked, tokenised, scanned for entities and embedded; the rest is recomputed
+from what the index keeps of its analysis (:mod:`hoprag.index.analysis`):
+
+- rows: the kept rows copied into a new ``corpus.sqlite`` with their new positions, the new appended;
+- BM25: :func:`hoprag.index.bm25_delta.updated_matrix` (every score recomputed: N, avgdl and df
+  change with any delta);
+- graph: :meth:`hoprag.index.graph_build.GraphBuilder.resumed` with the kept chunks' saved mentions,
+  the new chunks scanned, the graph built from all of them;
+- dense: the kept chunks' vectors, the new chunks embedded (and the HNSW graph rebuilt if it has one).
+
+The new index is written beside the old one and swapped into place when complete
+(:mod:`hoprag.index.staging`): an update killed at any point leaves the previous index. The
+manifest's change log gains one :class:`~hoprag.index.manifest.IndexUpdate`. An index written
+before ``analysis/`` existed is updated by rebuilding it from its stored documents: the same index,
+at a build's cost. Two updates of one index at once are refused (a lock beside it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import sqlite3
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hoprag import __version__
+from hoprag.errors import EmptyCorpusError, IndexLoadError, InputError
+from hoprag.index import staging
+from hoprag.index.analysis import ANALYSIS_DIR, MENTIONS, has_bm25_state, load_bm25_state, save_bm25_state
+from hoprag.index.bm25 import BATCH, BM25Retriever, index_text
+from hoprag.index.bm25_delta import updated_matrix
+from hoprag.index.corpus_db import DB_FILE, SCHEMA, CorpusWriter
+from hoprag.index.graph_build import GraphBuilder
+from hoprag.index.manifest import DenseInfo, IndexManifest, IndexUpdate, _digest, config_hash
+from hoprag.index.store import BM25_DIR, MANIFEST, LoadedIndex, build_index, load_index
+from hoprag.index.update_plan import UpdatePlan, plan_update
+from hoprag.ingest.chunking import chunk_document
+from hoprag.locks import FileLockedError, exclusive_lock
+from hoprag.records import Document
+
+__all__ = ["UpdateResult", "update_index"]
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class UpdateResult:
+    """The index's manifest after the update (unchanged when nothing changed) and what was done."""
+
+    manifest: IndexManifest
+    plan: UpdatePlan
+    changed: bool
+
+
+def update_index(
+    directory: str | Path,
+    documents: Iterable[Document],
+    deletes: Sequence[str] = (),
+    *,
+    progress: Progress | None = None,
+    executor: Any = None,
+    delete_source: str = "--delete",
+) -> UpdateResult:
+    """Add ``documents`` new to the index at ``directory``, replace those whose id it holds (a document
+    equal to its stored version changes nothing), delete the ids ``deletes``; see the module doc."""
+    target = Path(directory)
+    fix = f"build it first: `hoprag index CORPUS --out {target}`, then update it with --update"
+    if not (target / MANIFEST).is_file():
+        raise InputError("there is no index to update here", source=str(target), fix=fix)
+    try:
+        with exclusive_lock(target, fix="wait for the other update to finish"):
+            return _update(target, documents, deletes, progress, executor, delete_source)
+    except FileLockedError as exc:
+        raise InputError(f"another process is updating this index ({'PID ' + str(exc.pid) if exc.pid else 'a lock'} "
+                         "holds it)", source=str(target), fix="wait for the other update to finish, then run this one") from None
+
+
+def _update(target: Path, documents: Iterable[Document], deletes: Sequence[str], progress: Progress | None,
+            executor: Any, delete_source: str) -> UpdateResult:
+    started = time.perf_counter()
+    index = load_index(target)
+    db = index.chunks.db
+    plan = plan_update(documents, deletes, db.records, delete_source=delete_source)
+    if not plan.changes:
+        return UpdateResult(index.manifest, plan, changed=False)
+    old = index.manifest
+    record = dict(at=_now(), added=plan.added, replaced=len(plan.replaced), deleted=len(plan.deleted),
+                  unchanged=plan.unchanged, previous_corpus_hash=old.corpus_hash, previous_artifact_id=old.artifact_id)
+    keep_docs = np.ones(old.document_count, dtype=bool)
+    keep_docs[[db.document_position(i) for i in sorted(plan.removed)]] = False
+    if not _resumable(target, old):
+        kept = db.iter_documents(mask=keep_docs)
+        history = [*old.updates, IndexUpdate(**record, seconds=0.0, method="rebuild")]
+        manifest = build_index(chain(kept, (doc for doc, _ in plan.fresh)), target, old.config, progress=progress,
+                               executor=executor, history=history)
+        return UpdateResult(manifest, plan, changed=True)
+    stage = staging.open_stage(target)
+    try:
+        manifest = _apply(stage, target, index, plan, keep_docs, record, started, progress, executor)
+    except BaseException:
+        staging.discard(stage)
+        raise
+    staging.commit(stage, target)
+    return UpdateResult(manifest, plan, changed=True)
+
+
+def _resumable(target: Path, manifest: IndexManifest) -> bool:
+    """Whether the index keeps the analysis an update resumes from (else it is rebuilt)."""
+    return has_bm25_state(target) and (manifest.graph is None or (target / ANALYSIS_DIR / MENTIONS).is_file())
+
+
+def _apply(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, keep_docs: np.ndarray,
+           record: dict[str, Any], started: float, progress: Progress | None, executor: Any) -> IndexManifest:
+    old, db = index.manifest, index.chunks.db
+    config = old.config
+    chunk_doc = np.asarray(db.chunk_doc)
+    keep_chunks = keep_docs[chunk_doc]
+    _copy_kept_rows(target / DB_FILE, stage / DB_FILE, keep_docs, keep_chunks)
+    new_doc = np.cumsum(keep_docs) - 1
+    acl_names = [db.acl_names[c] for c in np.asarray(db.doc_acl)[keep_docs].tolist()]
+    writer = CorpusWriter(stage, after=(new_doc[chunk_doc[keep_chunks]].astype(np.int32), acl_names))
+    tokenizer = config.tokenizer()
+    builder = BM25Retriever.builder(config.bm25, tokenizer)
+    builder.seed({term: tid for term, tid in sorted(index.bm25.model.vocab_dict.items(), key=lambda kv: kv[1]) if term})
+    graph = None
+    if old.graph is not None:
+        titles = [key for key, pos in db.title_key_rows() if keep_docs[pos]]
+        graph = GraphBuilder.resumed(target / ANALYSIS_DIR, old.graph.config, keep_chunks,
+                                     list(db.iter_chunk_ids(mask=keep_chunks)), titles)
+    texts: list[str] = []
+    dense_texts: list[str] = []
+    try:
+        for i, (doc, stored) in enumerate(plan.fresh, start=1):
+            chunks = chunk_document(doc, config.chunk)
+            writer.add(doc, stored, chunks)
+            if graph is not None:
+                graph.add(chunks, doc.title)
+            acl_names.append(doc.acl)
+            texts.extend(index_text(c, doc.title) for c in chunks)
+            if len(texts) >= BATCH:
+                builder.add(texts, ordered=True)
+                dense_texts.extend(texts if config.dense else ())
+                texts = []
+            if progress:
+                progress("chunk", i, len(plan.fresh))
+        builder.add(texts, ordered=True)
+        dense_texts.extend(texts if config.dense else ())
+        if not writer.chunks:
+            raise EmptyCorpusError("after the update the index would hold no chunks", source=str(target),
+                                   fix="keep or add documents with non-empty 'text'")
+        acl_classes = dict(sorted(Counter(acl_names).items()))
+        writer.close(list(acl_classes))
+    except BaseException:
+        writer.abort()
+        raise
+    if progress:
+        progress("index", 0, writer.chunks)
+    try:
+        tf, lengths = load_bm25_state(target, entries=int(index.bm25.model.scores["indptr"][-1]), chunks=old.chunk_count)
+    except (OSError, ValueError) as exc:
+        raise IndexLoadError(f"{target}: {ANALYSIS_DIR}/ unreadable ({exc}). Fix: rebuild the index with "
+                             f"`hoprag index CORPUS --out {target}`") from None
+    arrays, tf_new, lengths_new = updated_matrix(
+        index.bm25.model, tf, lengths, keep_chunks, builder, bm25=config.bm25.model_dump(), tokenizer=tokenizer,
+        texts_at=db.index_texts,
+    )
+    del builder, tf
+    arrays.save(stage / BM25_DIR)
+    tokenizer.save(stage / BM25_DIR)
+    save_bm25_state(stage, tf_new, lengths_new)
+    if progress:
+        progress("index", writer.chunks, writer.chunks)
+    graph_info = graph.finish(stage) if graph is not None else None
+    dense_info = _dense(stage, index, keep_chunks, dense_texts, executor, progress) if old.dense is not None else None
+    manifest = IndexManifest(
+        hoprag_version=__version__,
+        config=config,
+        config_hash=config_hash(config),
+        document_count=writer.documents,
+        chunk_count=writer.chunks,
+        corpus_hash=_corpus_hash(stage / DB_FILE),
+        created_at=_now(),
+        artifact_id=uuid.uuid4().hex,
+        dense=dense_info,
+        acl_classes=acl_classes,
+        graph=graph_info,
+        build=old.build,
+        updates=[*old.updates, IndexUpdate(**record, seconds=round(time.perf_counter() - started, 3))],
+    )
+    (stage / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return manifest
+
+
+def _copy_kept_rows(source: Path, target: Path, keep_docs: np.ndarray, keep_chunks: np.ndarray) -> None:
+    """``corpus.sqlite`` of the kept documents and chunks at their new positions (a plain copy when all are kept)."""
+    if keep_docs.all():
+        shutil.copyfile(source, target)
+        return
+    conn = sqlite3.connect(target, isolation_level=None)
+    try:
+        conn.execute("PRAGMA journal_mode=OFF")
+        conn.execute("PRAGMA synchronous=OFF")
+        conn.executescript(SCHEMA)
+        conn.execute("ATTACH DATABASE ? AS old", (str(source),))
+        conn.execute("BEGIN")
+        for name, mask in (("doc_map", keep_docs), ("chunk_map", keep_chunks)):
+            kept = np.flatnonzero(mask).tolist()
+            conn.execute(f"CREATE TEMP TABLE {name} (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)")
+            conn.executemany(f"INSERT INTO {name} VALUES (?, ?)", zip(kept, range(len(kept))))
+        conn.execute("INSERT INTO documents SELECT m.new, d.id, d.title, d.source, d.version, d.timestamp, d.doc_type, "
+                     "d.acl, d.record FROM doc_map m JOIN old.documents d ON d.pos = m.old ORDER BY m.old")
+        conn.execute("INSERT INTO chunks SELECT m.new, c.id, dm.new, c.start, c.end, c.idx, c.text FROM chunk_map m "
+                     "JOIN old.chunks c ON c.pos = m.old JOIN doc_map dm ON dm.old = c.doc_pos ORDER BY m.old")
+        conn.execute("INSERT INTO title_keys SELECT t.key, dm.new FROM old.title_keys t JOIN doc_map dm "
+                     "ON dm.old = t.doc_pos ORDER BY t.rowid")
+        conn.execute("COMMIT")
+        conn.execute("DETACH DATABASE old")
+    finally:
+        conn.close()
+
+
+def _dense(stage: Path, index: LoadedIndex, keep_chunks: np.ndarray, texts: list[str], executor: Any,
+           progress: Progress | None) -> DenseInfo:
+    """The kept chunks' vectors, then the new chunks' (embedded by the index's model), and the HNSW graph."""
+    from hoprag.index.ann import build_ann
+    from hoprag.index.embed_shards import embed_corpus
+    from hoprag.index.manifest import VECTORS
+
+    info, old_vectors = index.manifest.dense, index.vectors
+    if info is None or old_vectors is None:  # the caller asks only for an index with vectors
+        raise IndexLoadError(f"{index.directory}: no dense vectors to update. Fix: rebuild the index with --dense")
+    parts = [np.asarray(old_vectors)[keep_chunks]]
+    if texts:
+        vectors, embedder = embed_corpus(info.embedder, texts, executor=executor, progress=progress)
+        found = embedder.info()
+        if found.get("weights_sha256") != info.weights_sha256 or embedder.dim != info.dim:
+            raise IndexLoadError(
+                f"{index.directory}: the index's vectors were made by {info.model_id} (weights sha256 "
+                f"{info.weights_sha256[:12]}…) but the installed '{info.embedder}' model differs; new vectors would "
+                f"not be comparable. Fix: rebuild the index: `hoprag index CORPUS --out {index.directory} --dense`"
+            )
+        parts.append(np.asarray(vectors, dtype=np.float32))
+    vectors = np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
+    with (stage / VECTORS).open("wb") as handle:
+        np.save(handle, vectors, allow_pickle=False)
+    dense = info.model_copy(update={"count": int(vectors.shape[0]), "ann": None})
+    ann = build_ann(vectors, stage, index.manifest.config.ann)
+    return dense.model_copy(update={"ann": ann}) if ann is not None else dense
+
+
+def _corpus_hash(db_file: Path) -> str:
+    """The manifest's corpus hash of the rows written: the digest a build of them computes."""
+    digest = hashlib.sha256()
+    conn = sqlite3.connect(db_file)
+    try:
+        for (record,) in conn.execute("SELECT record FROM documents ORDER BY pos"):
+            _digest(digest, record)
+    finally:
+        conn.close()
+    return digest.hexdigest()
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
