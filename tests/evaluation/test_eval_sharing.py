@@ -1,4 +1,4 @@
-"""`hoprag redact`: a shareable copy of a traces file that evaluates to the same chain and hop metrics."""
+"""`hoprag traces redact`: a shareable copy of a traces file that evaluates to the same chain and hop metrics."""
 
 from __future__ import annotations
 

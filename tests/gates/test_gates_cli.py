@@ -34,7 +34,7 @@ def test_ci_like_gate_flow(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "run1" / "index" / "run.json").read_text())["run_id"] == "base-1"
 
     no_base = hoprag("gate", "--run", "base-1", "--thresholds", THRESHOLDS, "--store", store, cwd=tmp_path)
-    assert no_base.returncode == 2 and "no baseline 'default'" in no_base.stderr and "hoprag baseline" in no_base.stderr
+    assert no_base.returncode == 2 and "no baseline 'default'" in no_base.stderr and "hoprag gate baseline" in no_base.stderr
 
     frozen = hoprag("baseline", "--run", "base-1", "--store", store, cwd=tmp_path)
     assert frozen.returncode == 0 and "reference batch" in frozen.stdout

@@ -323,7 +323,7 @@ def print_label_summary(labels: Any, cases_file: Path, corpus: Optional[Path]) -
     if excluded:
         err.print(f"[yellow]warning:[/] {len(excluded)} case(s) with label errors excluded from scoring: "
                   f"{escape(', '.join(excluded[:10]))}{' …' if len(excluded) > 10 else ''}; "
-                  f"every problem: hoprag audit {escape(str(cases_file))} {escape(str(corpus))}", soft_wrap=True)
+                  f"every problem: hoprag cases audit {escape(str(cases_file))} {escape(str(corpus))}", soft_wrap=True)
     missing = [m for m in labels.missing_source_facts() if m["case_id"] not in set(excluded)]
     if missing:
         cases = sorted({m["case_id"] for m in missing})

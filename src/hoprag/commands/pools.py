@@ -1,4 +1,4 @@
-"""Judgment pools: ``hoprag pool`` builds a blind pool for labelling, ``hoprag pool-import`` reads the labels back."""
+"""Judgment pools: ``hoprag cases pool`` builds a blind pool for labelling, ``hoprag cases judgments`` reads the labels back."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def register(app: typer.Typer) -> None:
 
     @cases.command("judgments")
     def pool_import_cmd(
-        pool_dir: Path = typer.Argument(..., help="pool directory written by `hoprag pool`"),
+        pool_dir: Path = typer.Argument(..., help="pool directory written by `hoprag cases pool`"),
         judgments_file: Path = typer.Argument(..., help="judgments JSONL: {case_id, doc_id, grade, labeller, time}"),
         out_file: Path = typer.Option(..., "--out", help="TREC qrels to write (judgments kept in OUT.judgments.jsonl)"),
         conflict: str = typer.Option("majority", "--conflict",
@@ -75,7 +75,7 @@ def register(app: typer.Typer) -> None:
                   f"{escape(str(result.qrels_path))} (with labeller and time: {escape(str(result.judgments_path))})")
         if result.cases_path is not None:
             out.print(f"{result.cases_written} case(s) with their relevant judged documents as facts → "
-                      f"{escape(str(result.cases_path))} (check them: hoprag audit {escape(str(result.cases_path))} CORPUS)")
+                      f"{escape(str(result.cases_path))} (check them: hoprag cases audit {escape(str(result.cases_path))} CORPUS)")
         if result.unjudged:
             err.print(f"[yellow]warning:[/] {len(result.unjudged)} pooled pair(s) have no judgment, e.g. "
                       + ", ".join(f"{c}/{d}" for c, d in result.unjudged[:5]))

@@ -5,7 +5,7 @@ Keys (``--by``): ``source_family``, ``entity`` (each of ``split_keys.entities``,
 stays together), ``question_type``. Cases are the nodes of a graph joined whenever they share a value
 of any chosen key; its connected components (union-find) are the groups, and no group is ever split.
 
-Two links are always applied as well, the ones ``hoprag leakage`` reports by case
+Two links are always applied as well, the ones ``hoprag cases leakage`` reports by case
 (:mod:`hoprag.datasets.similarity`): cases with near-identical evidence (required-fact or source
 Jaccard >= ``evidence_threshold``, default 0.8) and paraphrased questions (content-word Jaccard >=
 ``paraphrase_threshold``, default 0.6, about the same subject) are joined, so two rewordings of one
@@ -237,8 +237,8 @@ def verify_sealed(split_dir: str | Path) -> dict[str, bool]:
     split_dir = Path(split_dir)
     manifest_path = split_dir / "split.json"
     if not manifest_path.exists():
-        raise InputError("split manifest not found", source=str(manifest_path), fix="run hoprag split first")
-    fix = "write the split again with hoprag split"
+        raise InputError("split manifest not found", source=str(manifest_path), fix="run hoprag cases split first")
+    fix = "write the split again with hoprag cases split"
     manifest = parse_json(read_text(manifest_path, "split manifest"), source=str(manifest_path), fix=fix)
     partitions = manifest.get("partitions") if isinstance(manifest, dict) else None
     if not isinstance(partitions, dict) or not all(

@@ -38,12 +38,12 @@ def read_annotation(pool_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
     path = pool_dir / ANNOTATION_FILE
     if not path.is_file():
         raise InputError(f"no {ANNOTATION_FILE} in the pool directory", source=str(pool_dir),
-                         fix="pass the --out directory written by `hoprag pool`")
+                         fix="pass the --out directory written by `hoprag cases pool`")
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for line, row in read_jsonl_dicts(path, "pool annotation file"):
         if not all(isinstance(row.get(k), str) for k in ("case_id", "doc_id", "question", "text")):
             raise InputError("annotation row needs case_id, doc_id, question and text as strings", source=str(path),
-                             line=line, fix="rebuild the pool with `hoprag pool`")
+                             line=line, fix="rebuild the pool with `hoprag cases pool`")
         rows[(row["case_id"], row["doc_id"])] = row
     return rows
 

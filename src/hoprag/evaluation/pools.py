@@ -288,7 +288,7 @@ def _pool_pairs(pool_dir: Path) -> set[tuple[str, str]]:
     path = pool_dir / POOL_FILE
     if not path.is_file():
         raise InputError(f"no {POOL_FILE} in the pool directory", source=str(pool_dir),
-                         fix="pass the --out directory written by `hoprag pool`")
+                         fix="pass the --out directory written by `hoprag cases pool`")
     pairs = set()
     for number, line in enumerate(read_text(path, "pool file").splitlines(), start=1):
         parts = line.split()
@@ -296,7 +296,7 @@ def _pool_pairs(pool_dir: Path) -> set[tuple[str, str]]:
             continue
         if len(parts) != 4:
             raise InputError(f"expected 4 columns (qid 0 docid -1), got {len(parts)}", source=str(path),
-                             line=number, fix="rebuild the pool with `hoprag pool`")
+                             line=number, fix="rebuild the pool with `hoprag cases pool`")
         pairs.add((parts[0], parts[2]))
     return pairs
 

@@ -38,7 +38,7 @@ def freeze_baseline(store: RunStore, run_id: str, name: str = "default") -> Base
             "Fix: freeze a complete run (`hoprag runs list --status complete` lists them), or let this one finish")
     metrics = store.metrics(run_id)
     if not metrics:
-        raise ConfigError(f"run '{run_id}' has no metrics to freeze. Fix: produce them with `hoprag gate-run` first")
+        raise ConfigError(f"run '{run_id}' has no metrics to freeze. Fix: produce them with `hoprag gate run` first")
     info = store.set_baseline(name, run_id)
     return Baseline(info, metrics, store.get_array(run_id, REFERENCE_ARTIFACT), store.get_json(run_id, PROFILE_ARTIFACT))
 
@@ -52,6 +52,6 @@ def load_baseline(store: RunStore, name: str = "default", *, required: bool = Tr
         known = ", ".join(b.name for b in store.list_baselines()) or "none"
         raise ConfigError(
             f"no baseline '{name}' in {store.display_url} (baselines: {known}). Fix: freeze one with "
-            "`hoprag baseline --run RUN_ID`, or gate on absolute thresholds only with --no-baseline")
+            "`hoprag gate baseline --run RUN_ID`, or gate on absolute thresholds only with --no-baseline")
     return Baseline(info, store.metrics(info.run_id), store.get_array(info.run_id, REFERENCE_ARTIFACT),
                     store.get_json(info.run_id, PROFILE_ARTIFACT))

@@ -103,7 +103,7 @@ def evaluate_gate(run_id: str, metrics: Sequence[Metric], thresholds: Thresholds
                   baseline: Sequence[Metric] | None = None, baseline_run: str | None = None) -> GateReport:
     """Every rule against every matching metric of the run."""
     if not metrics:
-        raise ConfigError(f"run '{run_id}' has no metrics. Fix: produce them with `hoprag gate-run` "
+        raise ConfigError(f"run '{run_id}' has no metrics. Fix: produce them with `hoprag gate run` "
                           "(or record_demo_stages) before gating")
     values = latest_values(metrics)
     base = latest_values(baseline or ())

@@ -33,8 +33,8 @@ __all__ = ["CHANNELS", "WRITERS", "recording", "shown", "text_for_storage", "tra
 WRITERS: dict[str, str] = {
     "run-traces": "the traces file of `hoprag run` (hoprag.pipeline.runner.run_questions)",
     "ablation-traces": "the traces files of `hoprag ablate` (hoprag.evaluation.ablations.run_ablations)",
-    "otel-import": "the traces file of `hoprag import-traces otel` (hoprag.otel_import)",
-    "shared-traces": "the copy `hoprag redact` writes (hoprag.evaluation.sharing)",
+    "otel-import": "the traces file of `hoprag traces import` (hoprag.otel_import)",
+    "shared-traces": "the copy `hoprag traces redact` writes (hoprag.evaluation.sharing)",
     "store-traces": "the run store's trace rows (RunStore.add_traces)",
     "store-feedback": "the free text of the run store's feedback events (RunStore.add_feedback)",
     "store-runs": "a run's config, meta and failure reason in the run store (RunRegistry)",

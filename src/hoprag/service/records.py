@@ -4,7 +4,7 @@ Every trace is redacted (PII in question, evidence and answer replaced by typed 
 offsets kept, credentials masked) before it is queued, through the one boundary
 (:mod:`hoprag.security.boundary`), and so is every feedback comment. Feedback (thumbs, issue tags, shown citations, clicks) is stored
 under the feedback run and, after every write, the ``feedback`` stage's metrics of that run are
-recorded again, so ``hoprag gate --run RUN`` gates on what users said (the latest values win).
+recorded again, so ``hoprag gate check --run RUN`` gates on what users said (the latest values win).
 Writes go through one lock: SQLite takes one writer at a time.
 """
 

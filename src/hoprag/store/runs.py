@@ -80,7 +80,7 @@ class RunRegistry:
             listing = ", ".join(known) if known else "none yet"
             raise StoreError(
                 f"no run '{run_id}' in {self.display_url} (recent runs: {listing}). "
-                f"Fix: pass a run id printed by `hoprag gate-run`; {LIST_HINT}")
+                f"Fix: pass a run id printed by `hoprag gate run`; {LIST_HINT}")
         return run
 
     def list_runs(self, limit: int | None = 50, *, status: str | None = None) -> list[RunInfo]:
@@ -169,7 +169,7 @@ class RunRegistry:
                 which = ", ".join(f"run '{rid}' is baseline '{name}'" for name, rid in pointed)
                 raise StoreError(
                     f"{which}: gates compare against it; nothing was removed. Fix: freeze another run first "
-                    "(`hoprag baseline --run RUN_ID --name NAME`), or pass --force to remove the run and its baseline")
+                    "(`hoprag gate baseline --run RUN_ID --name NAME`), or pass --force to remove the run and its baseline")
             busy = [r for r in runs.values() if r.status == RUNNING]
             if busy and not force:
                 writers = ", ".join(f"'{r.run_id}' (writer {r.writer})" for r in busy)
