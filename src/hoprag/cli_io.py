@@ -130,7 +130,7 @@ COMMAND_IO: dict[str, CommandIO] = {
     "feedback import": CommandIO(example='hoprag feedback import feedback.jsonl --run RUN_ID',
         inputs=("file",), not_paths=_STORE),
     "index": CommandIO(example='hoprag index corpus.jsonl --out index',
-        inputs=("corpora",), outputs=(DirOut("out_dir", replaces_whole=True),), not_paths=_STORE),
+        inputs=("corpora", "delete_file"), outputs=(DirOut("out_dir", replaces_whole=True),), not_paths=_STORE),
     "judge calibrate": CommandIO(example='hoprag judge calibrate cases.jsonl --out calibration.json',
         inputs=("cases_file", "judgments_file"), outputs=(FileOut("out_file", JSON_DOCUMENT),),
                                  not_paths=("base_url",)),

@@ -16,7 +16,9 @@ out = Console()
 def register(app: typer.Typer) -> None:
     @app.command("index")
     def index_cmd(
-        corpora: list[Path] = typer.Argument(..., help="corpus files (.jsonl/.json) or folders of .md/.txt"),
+        ctx: typer.Context,
+        corpora: Optional[list[Path]] = typer.Argument(
+            None, help="corpus files (.jsonl/.json) or folders of .md/.txt (with --update: the documents to add or replace)"),
         out_dir: Optional[Path] = typer.Option(None, "--out", help="index directory to write"),
         store: Optional[str] = typer.Option(
             None, "--store", help="build into PostgreSQL instead of --out: postgresql://USER@HOST/DB?index=NAME"
@@ -36,11 +38,21 @@ def register(app: typer.Typer) -> None:
             True, "--fold-accents/--no-fold-accents",
             help="BM25 matches words in base letters ('Aschenbrodel' finds 'Aschenbrödel', 'Strasse' 'Straße'); queries follow the index",
         ),
+        update: bool = typer.Option(
+            False, "--update",
+            help="change the index at --out instead of building a new one: add documents whose id it lacks, replace "
+                 "those whose id it holds (one given unchanged stays as it is), delete the --delete ids; only those are "
+                 "analysed, and the result ranks exactly as a rebuild of the updated corpus (kept documents in order, "
+                 "then the new and replaced ones). The index keeps its own build options",
+        ),
+        delete_file: Optional[Path] = typer.Option(
+            None, "--delete", help="with --update: document ids to delete, one per line (or JSON Lines with 'id')"),
         executor: str = EXECUTOR_OPT,
         workers: Optional[int] = WORKERS_OPT,
         quiet: bool = typer.Option(False, "--quiet", "-q"),
     ) -> None:
-        """Chunk and index documents (BM25, plus dense vectors with --dense) into a persisted index directory."""
+        """Chunk and index documents (BM25, plus dense vectors with --dense) into a persisted index directory,
+        or update one (--update, --delete)."""
         from hoprag.ingest.chunking import CHUNKING_MODES, ChunkConfig
         from hoprag.ingest.loaders import iter_corpora
         from hoprag.index.ann import ANN_MODES
@@ -49,6 +61,11 @@ def register(app: typer.Typer) -> None:
 
         from hoprag.errors import ConfigError
 
+        if update or delete_file is not None:
+            _update(ctx, corpora or [], out_dir, store, delete_file, executor, workers, quiet)
+            return
+        if not corpora:
+            raise ConfigError("no corpus was given. Fix: `hoprag index CORPUS --out DIR` (a .jsonl/.json file or a folder)")
         if overlap >= chunk_size:
             raise ConfigError(f"--overlap ({overlap}) must be smaller than --chunk-size ({chunk_size}); lower --overlap")
         if out_dir is None and store is None:
@@ -102,3 +119,67 @@ def register(app: typer.Typer) -> None:
             f"indexed {manifest.document_count} documents as {manifest.chunk_count} chunks{vectors} → {where} "
             f"(artifact {manifest.artifact_id}, config {manifest.config_hash})"
         )
+
+
+#: build options an update keeps from the index, and where its config records each
+_KEPT = {"chunk_size": ("chunk", "max_chars"), "overlap": ("chunk", "overlap_chars"), "chunking": ("chunk", "mode"),
+         "chunk_tokens": ("chunk", "max_tokens"), "dense": (None, "dense"), "embedder": (None, "embedder"),
+         "ann": (None, "ann"), "graph": (None, "graph"), "fold_accents": (None, "fold_accents")}
+
+
+def _update(ctx: typer.Context, corpora: list[Path], out_dir: Optional[Path], store: Optional[str],
+            delete_file: Optional[Path], executor: str, workers: Optional[int], quiet: bool) -> None:
+    """``--update``: one call into :func:`hoprag.index.update.update_index`."""
+    from hoprag.errors import ConfigError
+    from hoprag.executors import parse_executor
+    from hoprag.index.store import load_index
+    from hoprag.index.update import update_index
+    from hoprag.index.update_plan import read_delete_ids
+    from hoprag.ingest.loaders import iter_corpora
+    from hoprag.progress import staged_progress
+
+    if store is not None:
+        raise ConfigError("--update changes a local index (--out DIR); a PostgreSQL index is rebuilt with --store. "
+                          "Fix: pass --out DIR, or drop --update")
+    if out_dir is None:
+        raise ConfigError("--update changes the index at --out, and none was given. "
+                          "Fix: `hoprag index CORPUS --out DIR --update`")
+    if not ctx.params.get("update"):
+        raise ConfigError("--delete removes documents from an existing index, and this command builds a new one. "
+                          "Fix: add --update (`hoprag index --out DIR --update --delete ids.txt`)")
+    if not corpora and delete_file is None:
+        raise ConfigError("--update was given nothing to change. Fix: give documents to add or replace (CORPUS) "
+                          "or ids to delete (--delete FILE)")
+    config = load_index(out_dir).manifest.config
+    for name, (group, field) in _KEPT.items():
+        source = ctx.get_parameter_source(name)
+        if source is None or source.name != "COMMANDLINE":  # typer's own click: compare by name
+            continue
+        kept = getattr(getattr(config, group) if group else config, field)
+        given = ctx.params[name]
+        if given != kept:
+            flag = "--" + name.replace("_", "-")
+            typed = (flag if given else f"--no-{flag[2:]}") if isinstance(given, bool) else f"{flag} {given}"
+            built = (f"with {flag}" if kept else f"with --no-{flag[2:]}") if isinstance(kept, bool) else f"with {flag} {kept}"
+            raise ConfigError(f"{typed}: the index was built {built}, and an update keeps the options the index was "
+                              f"built with. Fix: drop {typed}, or rebuild without --update")
+    pool = parse_executor(executor, workers=workers)
+    if (pool.name != "local" or (pool.workers or 1) > 1) and not config.dense:
+        raise ConfigError("--executor and --workers spread the dense embedding over workers, and this index has no "
+                          "dense vectors. Fix: drop them")
+    deletes = read_delete_ids(delete_file) if delete_file is not None else []
+    documents = iter_corpora(corpora) if corpora else iter(())
+    with staged_progress("update", quiet=quiet) as progress:
+        result = update_index(out_dir, documents, deletes, progress=progress, executor=pool,
+                              delete_source=str(delete_file) if delete_file else "--delete")
+    plan, manifest = result.plan, result.manifest
+    counts = (f"{plan.added} added, {len(plan.replaced)} replaced, {len(plan.deleted)} deleted, "
+              f"{plan.unchanged} unchanged")
+    if not result.changed:
+        out.print(f"nothing to update ({counts}) → {out_dir} unchanged (artifact {manifest.artifact_id})")
+        return
+    how = manifest.updates[-1]
+    method = "" if how.method == "delta" else " by a rebuild (the index predates analysis/)"
+    out.print(f"updated{method}: {counts} → {out_dir} now {manifest.document_count} documents as "
+              f"{manifest.chunk_count} chunks in {how.seconds:.2f} s (artifact {manifest.artifact_id}, "
+              f"corpus {manifest.corpus_hash[:12]})")
