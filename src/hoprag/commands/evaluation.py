@@ -276,8 +276,13 @@ def register(app: typer.Typer) -> None:
 
         if source not in RUN_SOURCES:
             raise ConfigError(f"unknown --source {source!r}; valid: {', '.join(RUN_SOURCES)}. Fix: pass one of them")
-        n_q = write_qrels(qrels, qrels_from_cases(checked_cases(cases_file)))
-        n_r = write_run(run, run_from_traces(read_traces(traces_file), source), tag=tag)
+        from hoprag.evaluation.label_match import check_traces_meet_labels
+
+        cases = checked_cases(cases_file)
+        traces = list(read_traces(traces_file))
+        check_traces_meet_labels(cases, traces, str(traces_file))  # never a run that matches no qrels
+        n_q = write_qrels(qrels, qrels_from_cases(cases))
+        n_r = write_run(run, run_from_traces(traces, source), tag=tag)
         out.print(f"wrote {n_q} qrels lines → {qrels}, {n_r} run lines → {run}")
 
     renamed(app, "chain-eval", eval_cmd, "eval")

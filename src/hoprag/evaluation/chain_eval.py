@@ -55,6 +55,7 @@ from hoprag.evaluation.chain_scoring import (
     scored_measures,
 )
 from hoprag.evaluation.failures import failure_counts
+from hoprag.evaluation.label_match import check_traces_meet_labels
 from hoprag.evaluation.graph import check_cases
 from hoprag.evaluation.measures.cases import Measure
 from hoprag.evaluation.memo import evaluation_memo
@@ -209,6 +210,7 @@ def _evaluate_chains(
             excluded.append({"case_id": trace.case_id, "reason": "duplicate trace (the last one is scored)"})
             duplicate_ids.append(trace.case_id)
         seen.add(trace.case_id)
+    check_traces_meet_labels(cases, traces)  # a set matching no label is refused, never zeros
     by_case = _last_by_case(traces, known)
     oracle = _last_by_case(oracle_traces, known) if oracle_traces is not None else None
 

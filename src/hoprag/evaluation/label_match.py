@@ -1,0 +1,40 @@
+"""A trace set that matches no label is refused, never scored as zeros.
+
+A pipeline whose traces record its own document ids (a LlamaIndex node UUID, a Haystack content hash)
+retrieves the right documents under names no case cites: every measure is 0.000 and nothing says why.
+:func:`check_traces_meet_labels` refuses such a set before ``hoprag eval`` (:func:`~hoprag.evaluation.
+chain_eval.evaluate_chains`) or ``hoprag trec export`` scores it: when traces of the cases retrieved
+documents, and not one of those documents is a source some case's facts cite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from hoprag.datasets.schema import Case
+from hoprag.errors import InputError
+from hoprag.records import Trace
+
+__all__ = ["check_traces_meet_labels"]
+
+
+def check_traces_meet_labels(cases: Sequence[Case], traces: Iterable[Trace], source: str = "traces") -> None:
+    """Raise :class:`InputError` when the traces' retrieved documents hold none of the cases' sources."""
+    labelled = {fact.source_id for case in cases for fact in case.facts.values()}
+    known = {case.case_id for case in cases}
+    retrieved: set[str] = set()
+    for trace in traces:
+        if trace.case_id not in known:
+            continue
+        retrieved.update(h.doc_id for step in trace.steps for h in step.hits)
+        retrieved.update(e.hit.doc_id for e in trace.evidence)
+        if retrieved & labelled:
+            return
+    if retrieved and labelled:
+        example = ", ".join(sorted(retrieved)[:3])
+        raise InputError(
+            f"none of the {len(retrieved)} documents the traces retrieved (e.g. {example}) is a document the cases "
+            "cite: every measure would be 0 because the ids differ, not because the retrieval failed",
+            source=source,
+            fix="record the corpus ids in the traces; for imported spans run `hoprag traces import SPANS --out "
+            "TRACES --corpus CORPUS` (or --index INDEX), which resolves the frameworks' own ids by metadata or text")
