@@ -11,7 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from hoprag.cli_engine import engine_options
-from hoprag.commands import ACL_LEVELS_OPT, CLEARANCE_OPT, EMBEDDER_NAMES, EXECUTOR_OPT, WORKERS_OPT, caller_clearance, check_choice
+from hoprag.commands import ACL_LEVELS_OPT, CLEARANCE_OPT, EMBEDDER_NAMES, EXECUTOR_OPT, WORKERS_OPT, caller_clearance
+from hoprag.validation_messages import check_choice
 
 app = typer.Typer(
     add_completion=False,
@@ -116,18 +117,20 @@ def ask_cmd(
     from hoprag.pipeline.factory import make_engine
     from hoprag.render import trace_report
 
-    def progress(stage: str, hop: int, detail: str) -> None:
-        if not as_json:
-            where = f"hop {hop} · " if stage == "searching" else ""
-            err.print(f"[dim]{where}{stage} {escape(detail)} …[/]")
+    from hoprag import telemetry  # spans only when OTEL_EXPORTER_OTLP_ENDPOINT is set
+    from hoprag.pipeline.events import fan_out, progress_line
+
+    def progress(event) -> None:
+        line = progress_line(event)
+        if line is not None:
+            err.print(f"[dim]{escape(line)}[/]")
 
     question = check_question(question)
     index = open_index(index_dir)
-    runner = make_engine(spec, index, on_event=progress, clearance=caller_clearance(clearance, acl_levels, index))
-    trace = runner.answer(question, case_id="ask")
-    from hoprag.telemetry import record_trace  # spans only when OTEL_EXPORTER_OTLP_ENDPOINT is set
-
-    record_trace(trace, model=spec.llm)
+    runner = make_engine(spec, index, clearance=caller_clearance(clearance, acl_levels, index))
+    # the engine's events: progress lines on stderr, and the question's spans when tracing is on
+    listen = fan_out(None if as_json else progress, telemetry.listener(spec.llm))
+    trace = runner.answer(question, case_id="ask", on_event=listen)
     if as_json:
         print(json.dumps(trace.to_dict(), ensure_ascii=False, indent=2))
         return
@@ -178,15 +181,16 @@ def run_cmd(
     index = open_index(index_dir)
     cleared = caller_clearance(clearance, acl_levels, index)
     runner = make_engine(spec, index, clearance=cleared)
-    from hoprag.telemetry import traced_engine  # spans per question only when tracing is on
+    from hoprag.telemetry import traced_engine, traced_setup  # spans per question only when tracing is on
 
     runner = traced_engine(runner, model=spec.llm)
     setup = None
     if pool.name == "ray":  # each Ray worker builds the same engine over the same index (engine_recipe)
         from hoprag.pipeline.engine_recipe import EngineRecipe
 
-        setup = EngineRecipe.over(index_dir, spec=spec, clearance=cleared, config_hash=getattr(runner, "config_hash", ""),
-                                  artifact_id=index.manifest.artifact_id, traced=True)
+        recipe = EngineRecipe.over(index_dir, spec=spec, clearance=cleared, config_hash=getattr(runner, "config_hash", ""),
+                                   artifact_id=index.manifest.artifact_id)
+        setup = traced_setup(recipe, model=spec.llm)
     with progress_bar(f"run {spec.engine}", len(questions), quiet=quiet) as progress:
         summary = run_questions(runner, questions, out_file, resume=resume, progress=progress, redact=redact,
                                 index_artifact_id=index.manifest.artifact_id, executor=pool, setup=setup,

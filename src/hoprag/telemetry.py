@@ -7,8 +7,13 @@ per hop (per retrieval step), with the GenAI semantic conventions (``gen_ai.oper
 attributes (``hoprag.hop``, ``hoprag.sub_query``, ``hoprag.issued_query``, ``hoprag.bridge``,
 ``hoprag.selected_ids``, ``hoprag.stop_reason``). Query text is redacted before it becomes an attribute
 (:mod:`hoprag.security.boundary`: PII placeholders, credentials masked).
-:func:`traced_engine` wraps an engine so that a batch run (``hoprag run``) records every answer;
-the service adds a span per HTTP request (:mod:`hoprag.service.request_spans`).
+:func:`listener` is how an answer's spans are recorded: a listener for the engine's events
+(:mod:`hoprag.pipeline.events`, the events the CLI's progress lines and the service's stream read
+too) that notes when the plan was made, each hop started, the judge decided and the first token of
+the answer came (span events on the question's span) and records the spans once ``AnswerReady``
+brings the trace. ``hoprag ask`` and the service pass it to the engine; :func:`traced_engine` does
+for a batch run (``hoprag run``). The service adds a span per HTTP request
+(:mod:`hoprag.service.request_spans`).
 
 Spans are recorded only when tracing is on: ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or
 ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) is set, whose exporter then reads the standard ``OTEL_*``
@@ -21,11 +26,16 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from hoprag.records import Trace
 
-__all__ = ["enabled", "record_trace", "traced_engine", "tracer", "use_tracer"]
+if TYPE_CHECKING:
+    from hoprag.pipeline.events import EngineEvent, OnEvent
+
+__all__ = ["enabled", "listener", "record_trace", "traced_engine", "traced_setup", "tracer", "use_tracer"]
 
 _ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 _lock = threading.Lock()
@@ -85,15 +95,74 @@ class _TracedEngine:
     def __getattr__(self, name: str) -> Any:  # name, config_hash and the rest are the engine's own
         return getattr(self._engine, name)
 
-    def answer(self, question: str, *, case_id: str = "", run_id: str = "") -> Trace:
-        trace = self._engine.answer(question, case_id=case_id, run_id=run_id)
-        record_trace(trace, model=self._model, attributes={"hoprag.run_id": trace.run_id})
-        return trace
+    def answer(self, question: str, *, case_id: str = "", run_id: str = "", on_event: OnEvent | None = None,
+               tokens: bool = False) -> Trace:
+        from hoprag.pipeline.events import fan_out
+
+        spans = listener(self._model, {"hoprag.run_id": run_id})
+        return self._engine.answer(question, case_id=case_id, run_id=run_id, on_event=fan_out(on_event, spans),
+                                   tokens=tokens)
+
+
+@dataclass(frozen=True)
+class TracedSetup:
+    """A worker's engine setup (e.g. an :class:`~hoprag.pipeline.engine_recipe.EngineRecipe`) whose
+    engine records its spans when tracing is on in the worker; picklable when ``setup`` is."""
+
+    setup: Callable[[], Any]
+    model: str = "offline"
+
+    def __call__(self) -> Any:
+        return traced_engine(self.setup(), model=self.model)
+
+
+def traced_setup(setup: Callable[[], Any], *, model: str = "offline") -> TracedSetup:
+    """``setup`` whose engine is wrapped by :func:`traced_engine` where it is built (a Ray worker)."""
+    return TracedSetup(setup, model)
 
 
 def traced_engine(engine: Any, *, model: str = "offline") -> Any:
     """``engine`` itself when tracing is off; otherwise one that records each answer's spans."""
     return _TracedEngine(engine, model) if enabled() else engine
+
+
+class _SpanEvents:
+    """Notes when the engine's milestones happened; records the question's spans at ``AnswerReady``."""
+
+    def __init__(self, model: str, attributes: dict[str, Any] | None) -> None:
+        self.model = model
+        self.attributes = attributes
+        self.seen: list[tuple[int, EngineEvent]] = []
+        self.first_token = False
+
+    def __call__(self, event: EngineEvent) -> None:
+        from hoprag.pipeline.events import AnswerReady, HopStarted, JudgeDecided, PlanMade, Token
+
+        if isinstance(event, AnswerReady):
+            record_trace(event.trace, model=self.model, attributes=self.attributes, events=self.seen)
+        elif isinstance(event, (PlanMade, HopStarted, JudgeDecided)) or (isinstance(event, Token) and not self.first_token):
+            self.first_token = self.first_token or isinstance(event, Token)
+            self.seen.append((time.time_ns(), event))
+
+
+def listener(model: str = "offline", attributes: dict[str, Any] | None = None) -> OnEvent | None:
+    """A listener for one question's engine events that records its spans when it is answered
+    (``attributes`` go on the question's span); ``None`` when tracing is off, so nothing is noted."""
+    return _SpanEvents(model, attributes) if enabled() else None
+
+
+def _event_span(event: EngineEvent) -> tuple[str, dict[str, Any]]:
+    """The span event an engine event becomes (no query text: it may hold PII)."""
+    from hoprag.pipeline.events import HopStarted, JudgeDecided, PlanMade
+
+    if isinstance(event, PlanMade):
+        return "hoprag.plan", {"hoprag.planner": event.planner, "hoprag.sub_queries": len(event.sub_queries)}
+    if isinstance(event, HopStarted):
+        return "hoprag.hop_started", {"hoprag.hop": event.hop}
+    if isinstance(event, JudgeDecided):
+        return "hoprag.judge", {"hoprag.hop": event.hop, "hoprag.passages": event.passages,
+                                "hoprag.sufficient": event.sufficient}
+    return "hoprag.first_token", {}
 
 
 def _redact(text: str) -> str:
@@ -104,8 +173,9 @@ def _redact(text: str) -> str:
 
 
 def record_trace(trace: Trace, *, model: str = "offline", operation: str = "hoprag.answer",
-                 attributes: dict[str, Any] | None = None) -> None:
-    """Spans for ``trace``, ending now (see the module docstring); nothing when tracing is off."""
+                 attributes: dict[str, Any] | None = None, events: Sequence[tuple[int, EngineEvent]] = ()) -> None:
+    """Spans for ``trace``, ending now (see the module docstring); nothing when tracing is off.
+    ``events`` (when each happened, in ns since the epoch) become span events of the question's span."""
     tracer = _get_tracer()
     if tracer is None:
         return
@@ -120,6 +190,9 @@ def record_trace(trace: Trace, *, model: str = "offline", operation: str = "hopr
                   "hoprag.config_hash": trace.config_hash, "hoprag.hops": max((s.hop for s in trace.steps), default=0),
                   "hoprag.abstained": trace.answer.abstained, **(attributes or {})}
     root = tracer.start_span(operation, start_time=start, attributes=root_attrs)
+    for when, event in events:
+        name, attrs = _event_span(event)
+        root.add_event(name, attributes=attrs, timestamp=when)
     context = otel.set_span_in_context(root)
     offset = start
     for stage in ("planning", "retrieval", "ranking", "synthesis"):

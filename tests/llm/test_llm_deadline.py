@@ -387,27 +387,28 @@ def test_run_gives_each_question_its_own_budget(index_dir, tmp_path, capsys):
 @pytest.mark.integration
 def test_the_answer_stream_ends_by_the_question_budget():
     from hoprag.llm.guard import question_scope
+    from hoprag.llm.openai_compat import OpenAICompatLLM
+    from hoprag.pipeline.llm_roles import LLMSynthesizer
     from hoprag.pipeline.roles import ExtractiveSynthesizer
     from hoprag.records import Evidence, Hit
-    from hoprag.service.streaming import OpenAIStream, StreamingSynthesizer
 
     hit = Hit(chunk_id="c1", doc_id="d1", score=1.0, rank=1, retriever="bm25")
     evidence = [Evidence(hit=hit, text="Tern Pro keeps customer data for 7 years.", title="Orion", hop=1,
                          step_id="s1", sub_query="retention")]
     tokens: list[str] = []
     with FaultyServer("sse") as server:
-        synth = StreamingSynthesizer(ExtractiveSynthesizer(), tokens.append,
-                                     OpenAIStream("slow", base_url=server.url, timeout=30.0))
+        synth = LLMSynthesizer(OpenAICompatLLM("slow", base_url=server.url, timeout=30.0), ExtractiveSynthesizer())
         started = time.monotonic()
-        with question_scope(budget=2.0):
-            answer = synth.answer("How long is data kept?", evidence)
+        with question_scope(budget=2.0) as scope:
+            answer = synth.answer("How long is data kept?", evidence, on_token=tokens.append)
         took = time.monotonic() - started
         time.sleep(0.6)
         assert server.closed_after and server.closed_after[0] < 2 + SLACK  # the stream's request was cancelled
     assert took < 2 + SLACK
     assert tokens[:2] == ["more ", "more "]  # the deltas arrived as the server sent them
-    assert "stream failed" in synth.own_failures[0] and "model budget" in synth.own_failures[0]
-    assert answer.text  # the offline synthesiser answered
+    message = scope.fallbacks[0].message
+    assert "stream failed" in message and "model budget" in message
+    assert answer.text and "".join(tokens).endswith(answer.text)  # the offline answer follows what had come
 
 
 @pytest.mark.integration

@@ -13,9 +13,10 @@ import httpx
 import pytest
 from service_helpers import free_port, model_engine, read_sse, start_service
 
-from hoprag.llm.guard import question_scope
+from hoprag.llm.guard import LLMGuard, question_scope
+from hoprag.llm.openai_compat import OpenAICompatLLM
+from hoprag.pipeline.llm_roles import LLMSynthesizer
 from hoprag.pipeline.roles import ExtractiveSynthesizer
-from hoprag.service.streaming import OpenAIStream, StreamingSynthesizer
 
 pytestmark = pytest.mark.integration
 
@@ -38,26 +39,33 @@ def _plain(text: str) -> str:
     return " ".join(re.sub(r"\[E\d+(?:\s*,\s*E\d+)*\]", "", text).split())
 
 
+def model_synthesiser(base_url: str) -> LLMSynthesizer:
+    """The model synthesiser on the real server, with the offline one to fall back to."""
+    # a budget as long as the call's timeout: the tiny model may take half a minute to read a new prompt
+    return LLMSynthesizer(OpenAICompatLLM(MODEL, base_url=base_url, timeout=120.0), ExtractiveSynthesizer(),
+                          guard=LLMGuard(budget=120.0), stream_max_tokens=24)
+
+
 def test_real_server_streams_several_tokens_that_join_to_the_answer(llama_server, evidence) -> None:
     tokens: list[str] = []
-    stream = OpenAIStream(MODEL, base_url=llama_server, timeout=120.0, max_tokens=24)
-    synth = StreamingSynthesizer(ExtractiveSynthesizer(), tokens.append, stream)
-    answer = synth.answer(QUESTION, evidence)
-    assert synth.own_failures == []  # the model answered: no fallback
+    synth = model_synthesiser(llama_server)
+    with question_scope() as scope:
+        answer = synth.answer(QUESTION, evidence, on_token=tokens.append)
+    assert scope.fallbacks == []  # the model answered: no fallback
     assert len(tokens) > 1  # real streaming, not one chunk
     assert _plain("".join(tokens)) == answer.text or answer.abstained
     shown = {e.chunk_id for e in evidence}
     assert all(c.chunk_id in shown for claim in answer.claims for c in claim.citations)
+    assert synth.usage.prompt_tokens > 0 and 0 < synth.usage.completion_tokens <= 24  # the stream is counted
 
 
 def test_a_spent_question_budget_falls_back_at_once_and_says_so(llama_server, evidence) -> None:
     tokens: list[str] = []
-    stream = OpenAIStream(MODEL, base_url=llama_server, timeout=120.0, max_tokens=24)
-    synth = StreamingSynthesizer(ExtractiveSynthesizer(), tokens.append, stream)
-    with question_scope(budget=1e-6):
-        answer = synth.answer(QUESTION, evidence)
-    assert synth.own_failures and "model budget" in synth.own_failures[0]
-    assert synth.failures == synth.own_failures
+    synth = model_synthesiser(llama_server)
+    with question_scope(budget=1e-6) as scope:
+        answer = synth.answer(QUESTION, evidence, on_token=tokens.append)
+    assert [f.cause for f in scope.fallbacks] == ["budget"]
+    assert "stream failed" in scope.fallbacks[0].message and "model budget" in scope.fallbacks[0].message
     assert answer.text and _plain("".join(tokens)) == answer.text  # the offline text, streamed word by word
 
 

@@ -234,7 +234,7 @@ class LLM(ABC):
         max_tokens: int = DEFAULT_MAX_TOKENS,
         temperature: float = 0.0,
         deadline: float | None = None,
-    ) -> CompletionStream:
+    ) -> CompletionStream[Completion]:
         """Complete a chat as a stream of text pieces; ``completion`` of the stream once it is read.
 
         The request is checked at once (as by ``complete``); the call is made when the first piece

@@ -20,6 +20,11 @@ the model's time to answer. A 400 whose body says the prompt exceeds the context
 llama.cpp and llama-cpp-python's servers each word it their way) raises
 :class:`~hoprag.llm.errors.LLMContextLengthError` with the window and prompt size the body names;
 it is not mistaken for a refused JSON mode.
+
+A streamed call (:meth:`~hoprag.llm.base.LLM.stream`) sends ``stream: true`` and reads the server's
+Server-Sent Events through the same bounded client, handing out each content delta as it arrives;
+it asks for the usage in the last event (``stream_options.include_usage``) and, from a server that
+refuses that option, streams without it (the base class then estimates the usage).
 """
 
 from __future__ import annotations
@@ -27,13 +32,16 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Generator, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from hoprag.errors import ConfigError
 from hoprag.llm import deadline as call_deadline
 from hoprag.llm.base import DEFAULT_TIMEOUT, Completion, LLM, Message
+from hoprag.llm.sse import chat_deltas
+from hoprag.llm.streaming import Delta
 from hoprag.llm.errors import (
     LLMContextLengthError,
     LLMDependencyError,
@@ -218,11 +226,47 @@ class OpenAICompatLLM(LLM):
         self._raise_for_status(response)
         return self._parse(self._read_json(response))
 
-    def _send(self, method: str, url: str, body: dict[str, Any] | None) -> httpx.Response:
-        httpx = self._httpx
+    def _stream(self, messages: Sequence[Message], *, max_tokens: int, temperature: float) -> Iterator[Delta]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [m.to_dict() for m in messages],
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if self.seed is not None:
+            body["seed"] = self.seed
         timeout = self.attempt_timeout()
-        try:
+        with self._transport_errors(self.url, timeout):
+            refused = yield from self._events(body, timeout)
+            if refused:  # an older server refuses the option: stream without the usage
+                del body["stream_options"]
+                yield from self._events(body, timeout)
+
+    def _events(self, body: dict[str, Any], timeout: float | None) -> Generator[Delta, None, bool]:
+        """One streamed request's deltas; True (and nothing yielded) when the server refused ``stream_options``."""
+        with self._client.stream("POST", self.url, json=body, timeout=self._timeouts(timeout),
+                                 headers={"Accept": "text/event-stream"}) as response:
+            if response.status_code >= 400:
+                response.read()
+                if "stream_options" in body and response.status_code in (400, 422) and "stream_options" in response.text:
+                    return True
+                self._raise_for_status(response)
+            yield from chat_deltas(response.iter_lines(), url=self.url, model=self.model)
+        return False
+
+    def _send(self, method: str, url: str, body: dict[str, Any] | None) -> httpx.Response:
+        timeout = self.attempt_timeout()
+        with self._transport_errors(url, timeout):
             return self._client.request(method, url, json=body, timeout=self._timeouts(timeout))
+
+    @contextmanager
+    def _transport_errors(self, url: str, timeout: float | None) -> Iterator[None]:
+        """httpx's transport errors as the LLM errors they stand for (a dead host, a timeout, a cut)."""
+        httpx = self._httpx
+        try:
+            yield
         except httpx.ConnectTimeout as exc:
             # Nothing answered the connection: a dead host, not a slow model. Not worth retrying.
             raise LLMUnavailableError(

@@ -15,12 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Generic, Protocol, TypeVar
 
 from hoprag.records import Usage
-
-if TYPE_CHECKING:
-    from hoprag.llm.base import Completion
 
 __all__ = ["CompletionStream", "Delta", "split_text", "text_deltas"]
 
@@ -42,26 +39,39 @@ def split_text(text: str) -> list[str]:
     return _PIECE.findall(text)
 
 
-def text_deltas(completion: Completion) -> Iterator[Delta]:
+class Finished(Protocol):
+    """What a finished reply holds (a :class:`~hoprag.llm.base.Completion`)."""
+
+    text: str
+    usage: Usage
+    finish_reason: str | None
+    model: str
+
+
+#: what a stream's ``completion`` is once it is spent (a Completion)
+R = TypeVar("R")
+
+
+def text_deltas(completion: Finished) -> Iterator[Delta]:
     """A finished reply as a stream: its words one by one, then its usage and finish reason."""
     for piece in split_text(completion.text):
         yield Delta(piece)
     yield Delta(usage=completion.usage, finish_reason=completion.finish_reason, model=completion.model)
 
 
-class CompletionStream(Iterator[str]):
+class CompletionStream(Iterator[str], Generic[R]):
     """The text of one streamed reply, piece by piece; ``completion`` once the last piece was read.
 
     Close it (or use it in a ``with`` block) to abandon the reply early: the request is ended and
     its connection closed.
     """
 
-    def __init__(self, pieces: Generator[str, None, Completion]) -> None:
+    def __init__(self, pieces: Generator[str, None, R]) -> None:
         self._pieces = pieces
         #: the whole reply with usage and cost, set when the stream is spent (None until then)
-        self.completion: Completion | None = None
+        self.completion: R | None = None
 
-    def __iter__(self) -> CompletionStream:
+    def __iter__(self) -> CompletionStream[R]:
         return self
 
     def __next__(self) -> str:
@@ -71,7 +81,7 @@ class CompletionStream(Iterator[str]):
             self.completion = done.value
             raise
 
-    def collect(self) -> Completion:
+    def collect(self) -> R:
         """Read the rest and return the whole reply."""
         while True:
             try:
@@ -83,7 +93,7 @@ class CompletionStream(Iterator[str]):
     def close(self) -> None:
         self._pieces.close()
 
-    def __enter__(self) -> CompletionStream:
+    def __enter__(self) -> CompletionStream[R]:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

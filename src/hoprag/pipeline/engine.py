@@ -4,10 +4,14 @@ Both see only the question text and the index; gold labels never reach them. Eac
 :class:`~hoprag.records.Trace` with every retrieval step, the ranked evidence handed to the
 answerer, the answer with citations, and the reason the engine stopped.
 
-An engine built with a ``clearance`` (:mod:`hoprag.acl`) answers for a caller at that level: every
+An engine built with a ``clearance`` (:mod:`hoprag.security.acl`) answers for a caller at that level: every
 retrieval call carries it, the engine reads only the chunks and documents the caller may see
-(:func:`~hoprag.acl.visible_corpus`), each step records it in ``filters`` and the config hash
+(:func:`~hoprag.security.acl.visible_corpus`), each step records it in ``filters`` and the config hash
 names it, so traces made at two clearances are two configurations.
+
+``answer(question, on_event=listener)`` reports the question's progress to ``listener`` as typed
+events (:mod:`hoprag.pipeline.events`); with ``tokens=True`` the answer's text comes as ``Token``
+events too. A listener never changes the trace.
 """
 
 from __future__ import annotations
@@ -20,8 +24,11 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hoprag.acl import Clearance, resolve_clearance, visible_corpus
+from hoprag.security.acl import Clearance, visible_corpus
+from hoprag.security.clearance import resolve_clearance
 from hoprag.index.base import Retriever
+from hoprag.llm.streaming import split_text
+from hoprag.pipeline.events import AnswerReady, Emitter, HitsFound, HopStarted, OnEvent, SynthesisStarted, Token
 from hoprag.pipeline.extractive import extract_answer
 from hoprag.pipeline.question_check import check_question
 from hoprag.records import Chunk, Document, Evidence, Hit, HopStep, Trace
@@ -34,7 +41,8 @@ class Engine(Protocol):
 
     name: str
 
-    def answer(self, question: str, *, case_id: str = "", run_id: str = "") -> Trace: ...
+    def answer(self, question: str, *, case_id: str = "", run_id: str = "", on_event: OnEvent | None = None,
+               tokens: bool = False) -> Trace: ...
 
 
 class SingleShotConfig(BaseModel):
@@ -145,11 +153,18 @@ class SingleShotEngine:
             self.config, f"{self.name}:{getattr(retriever, 'name', type(retriever).__name__)}", self.clearance
         )
 
-    def answer(self, question: str, *, case_id: str = "", run_id: str = "") -> Trace:
+    def answer(self, question: str, *, case_id: str = "", run_id: str = "", on_event: OnEvent | None = None,
+               tokens: bool = False) -> Trace:
+        """Answer ``question``; ``on_event`` hears the hop, its hits, the synthesis (and with ``tokens``
+        the answer's text) and the finished trace (:mod:`hoprag.pipeline.events`)."""
         check_question(question)  # the one limit of every entry point (ask, run, the service)
+        emit = Emitter(on_event, tokens=tokens)
         clock = StepClock()
+        emit(HopStarted(1, question))
         hits = self.retriever.retrieve(question, self.config.k, **clearance_kwargs(self.clearance))
         latency = clock.elapsed_ms()
+        if emit.listening:
+            emit(HitsFound(1, question, tuple(hits)))
         step = HopStep(
             step_id="s1",
             hop=1,
@@ -162,9 +177,13 @@ class SingleShotEngine:
             cumulative_ms=latency,
         )
         evidence = tuple(evidence_from_hit(h, self.chunks, self.documents, step) for h in hits)
+        emit(SynthesisStarted(1))
         answer = extract_answer(question, evidence, confidence=mechanical_confidence(evidence, hops_done=1, hops_wanted=1))
+        if emit.tokens:
+            for piece in split_text(answer.text):
+                emit(Token(piece))
         stop = "single_shot" if hits else "no_evidence"
-        return Trace(
+        trace = Trace(
             run_id=run_id,
             case_id=case_id,
             question=question,
@@ -176,6 +195,8 @@ class SingleShotEngine:
             engine=self.name,
             latency_ms=clock.elapsed_ms(),
         )
+        emit(AnswerReady(trace))
+        return trace
 
 
 def mechanical_confidence(evidence: tuple[Evidence, ...], *, hops_done: int, hops_wanted: int) -> float:

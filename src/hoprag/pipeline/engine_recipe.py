@@ -33,8 +33,6 @@ class EngineRecipe:
     #: what the driver's engine and index were: a worker building something else refuses
     config_hash: str = ""
     artifact_id: str = ""
-    #: wrap the engine in :func:`hoprag.telemetry.traced_engine` (spans when tracing is on)
-    traced: bool = False
 
     @classmethod
     def over(cls, index: str | os.PathLike[str], **options: Any) -> EngineRecipe:
@@ -62,9 +60,5 @@ class EngineRecipe:
                 f"this worker built engine config {built}, not {self.config_hash} as where the run started; "
                 "install the same hoprag version on every node"
             )
-        if self.traced:
-            from hoprag.telemetry import traced_engine
-
-            engine = traced_engine(engine, model=self.spec.llm)
         return engine
 

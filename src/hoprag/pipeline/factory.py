@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from hoprag.acl import Clearance
+from hoprag.security.acl import Clearance
 from hoprag.errors import ConfigError
 from hoprag.index.base import Retriever
 from hoprag.index.contract import Index
 from hoprag.index.entity_graph import EntityGraph
 from hoprag.pipeline.engine import Engine, SingleShotConfig, SingleShotEngine
+from hoprag.pipeline.events import OnEvent
 from hoprag.pipeline.multihop import MultiHopEngine
 from hoprag.pipeline.spec import ENGINE_NAMES, EngineSpec
 
@@ -61,19 +61,19 @@ def make_engine(
     index: Index,
     *,
     clearance: str | Clearance | None = None,
-    on_event: Callable[[str, int, str], None] | None = None,
+    on_event: OnEvent | None = None,
     llm_options: dict[str, Any] | None = None,
     **options: Any,
 ) -> Engine:
     """The engine ``spec`` describes (:class:`~hoprag.pipeline.spec.EngineSpec`) over ``index``.
 
     ``index`` is any :class:`~hoprag.index.contract.Index` (:func:`hoprag.index.open.open_index`'s).
-    ``clearance`` (a level name or a :class:`~hoprag.acl.Clearance`; not part of the spec: it is the
+    ``clearance`` (a level name or a :class:`~hoprag.security.acl.Clearance`; not part of the spec: it is the
     caller's) answers for a caller at that level: every retrieval is filtered to documents it may
     see. ``None`` reads ``HOPRAG_CLEARANCE`` (and ``HOPRAG_ACL_LEVELS``), as the commands do; unset,
     it is unrestricted. Levels that do not name every acl class of the index are refused
-    (:mod:`hoprag.security.clearance`). ``on_event(stage, hop, detail)`` hears the multi-hop
-    engine's progress; ``llm_options`` are extra ``make_llm`` arguments.
+    (:mod:`hoprag.security.clearance`). ``on_event`` hears every question the multi-hop engine
+    answers (typed events, :mod:`hoprag.pipeline.events`; ``answer(on_event=...)`` hears one); ``llm_options`` are extra ``make_llm`` arguments.
 
     ``spec`` may also be an engine name with the spec's settings as flat keywords
     (``make_engine("multihop", index, k=5, max_hops=2)``, :meth:`EngineSpec.from_options`).

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hoprag.errors import ConfigError
 from hoprag.llm.guard import LLMGuard
+from hoprag.pipeline.cited_text import CITED_SYSTEM, cited_prompt, parse_cited_text
 from hoprag.pipeline.model_calls import EVIDENCE_WIDTH, ModelRole, evidence_block
 from hoprag.pipeline.plan import MAX_SUBQUERIES, OfflinePlanner, Plan, validate_plan
 from hoprag.pipeline.roles import Conditioned
@@ -238,18 +239,26 @@ class LLMSynthesizer(ModelRole):
     """Answers from the buffer with claims citing evidence ids; citations outside the buffer are rejected.
 
     When the prompt had to be fitted to the model's context, only the passages the model saw can be cited.
+    Given ``on_token`` (a caller that wants the answer as it is written), it asks the model for a
+    stream of text citing ``[E1]``-style markers instead (:mod:`hoprag.pipeline.cited_text`) and hands
+    on each piece; a failed stream falls back to the offline synthesiser, whose text follows.
     """
 
     role = "synthesizer"
 
-    def __init__(self, llm, fallback, *, guard: LLMGuard | None = None) -> None:
+    def __init__(self, llm, fallback, *, guard: LLMGuard | None = None, stream_max_tokens: int = 256) -> None:
         super().__init__(llm, guard)
         self.name = f"llm-synthesizer:{llm.spec}"
         self.fallback = fallback
+        #: the longest streamed answer (the JSON answer's limit is its own)
+        self.stream_max_tokens = stream_max_tokens
 
-    def answer(self, question: str, evidence: Sequence[Evidence]) -> Answer:
+    def answer(self, question: str, evidence: Sequence[Evidence], *,
+               on_token: Callable[[str], None] | None = None) -> Answer:
         if not evidence:
             return Answer(text="", abstained=True)
+        if on_token is not None:
+            return self._streamed(question, evidence, on_token)
         system = (
             "Answer the question from the passages only. The answer usually needs facts from several passages: "
             "connect them explicitly (which passage gives the bridge value, which gives the final fact). Split "
@@ -285,3 +294,18 @@ class LLMSynthesizer(ModelRole):
             abstained=bool(reply.insufficient) or not text,
             rejected_citations=tuple(rejected),
         )
+
+    def _streamed(self, question: str, evidence: Sequence[Evidence], on_token: Callable[[str], None]) -> Answer:
+        handed: list[str] = []
+
+        def forward(piece: str) -> None:
+            handed.append(piece)
+            on_token(piece)
+
+        render = lambda items, width: cited_prompt(question, items, width)  # noqa: E731 - refitted by width
+        reply = self.stream_text(CITED_SYSTEM, self.stream_max_tokens, forward, evidence=evidence, render=render)
+        if reply.fallback is None:
+            return parse_cited_text(reply.data, reply.shown)
+        if handed:
+            on_token("\n")  # the offline answer follows what the model had begun
+        return self.fallback.answer(question, evidence, on_token=on_token)

@@ -12,6 +12,10 @@ Every role of :mod:`hoprag.pipeline.llm_roles` asks through :meth:`ModelRole.ask
    backend, cause and message in the question's scope (or in ``failures`` outside an engine).
 
 With a strict guard, a fallback raises :class:`~hoprag.llm.errors.LLMFallbackError` instead.
+
+:meth:`ModelRole.stream_text` asks for text instead of JSON and hands it out piece by piece as the
+model writes it (:meth:`hoprag.llm.base.LLM.stream`), under the same budget, breaker, fitting and
+recording; its fallbacks say ``stream failed (…)``.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from hoprag.errors import HopragError
-from hoprag.llm.errors import LLMBudgetError, LLMContextLengthError, LLMFallbackError
+from hoprag.llm.errors import LLMBudgetError, LLMContextLengthError, LLMFallbackError, LLMTimeoutError
 from hoprag.llm.guard import CircuitBreaker, Fallback, LLMGuard, QuestionScope, current_scope
 from hoprag.records import Evidence, Usage
 
@@ -148,15 +152,62 @@ class ModelRole:
             except LLMBudgetError:
                 return ModelReply(fallback=self._fallback(scope, "budget", self._spent_message(scope)))
             except HopragError as exc:
-                message = f"{type(exc).__name__}: {exc}"
-                if breaker.failure(message) and scope is not None:
-                    scope.note(breaker.reason or "")
-                return ModelReply(fallback=self._fallback(scope, "error", message))
+                return ModelReply(fallback=self._failed(breaker, scope, f"{type(exc).__name__}: {exc}"))
             breaker.success()
             self._add_usage(completion.usage)
             return ModelReply(data=completion.data, shown=tuple(items))
         message = f"the prompt still exceeds the model's context after {FIT_ROUNDS} refits"
         return ModelReply(fallback=self._fallback(scope, "error", message))
+
+    def stream_text(
+        self,
+        system: str,
+        max_tokens: int,
+        on_token: Callable[[str], None],
+        *,
+        evidence: Sequence[Evidence],
+        render: Render,
+    ) -> ModelReply:
+        """Ask for plain text, handing each piece to ``on_token`` as it arrives; ``data`` is the whole text.
+
+        The prompt is fitted like :meth:`ask`'s; a failure (after some pieces were handed out, too)
+        falls back, recorded as ``stream failed (…)``, and the text is not retried."""
+        scope = current_scope()
+        deadline = self._deadline(scope)
+        if deadline is not None and time.monotonic() >= deadline:
+            return ModelReply(fallback=self._fallback(scope, "budget", f"stream failed ({self._spent_message(scope)})"))
+        breaker = self.guard.breaker(self.llm)
+        permit = breaker.allow()
+        if not permit:
+            return ModelReply(fallback=self._fallback(scope, "circuit", f"stream failed ({breaker.reason or 'circuit open'})"))
+        try:
+            items, width, tokens = self._fit(system, render, list(evidence), None, max_tokens, len(evidence), scope)
+            messages = [{"role": "system", "content": system}, {"role": "user", "content": render(items, width)}]
+            try:
+                with self.llm.stream(messages, max_tokens=tokens, temperature=0.0, deadline=deadline) as stream:
+                    for piece in stream:
+                        on_token(piece)
+                    completion = stream.completion
+            except (LLMBudgetError, LLMTimeoutError) as exc:
+                if deadline is not None and time.monotonic() >= deadline:  # the question's budget ended it
+                    return ModelReply(fallback=self._fallback(scope, "budget",
+                                                              f"stream failed ({self._spent_message(scope)})"))
+                return ModelReply(fallback=self._failed(breaker, scope, f"stream failed ({type(exc).__name__}: {exc})"))
+            except HopragError as exc:
+                return ModelReply(fallback=self._failed(breaker, scope, f"stream failed ({type(exc).__name__}: {exc})"))
+            breaker.success()
+            if completion is not None:
+                self._add_usage(completion.usage)
+            return ModelReply(data=completion.text if completion is not None else "", shown=tuple(items))
+        finally:
+            if permit == "probe":
+                breaker.abandon()
+
+    def _failed(self, breaker: CircuitBreaker, scope: QuestionScope | None, message: str) -> str:
+        """A failed call: counted against the backend's breaker, then the fallback recorded."""
+        if breaker.failure(message) and scope is not None:
+            scope.note(breaker.reason or "")
+        return self._fallback(scope, "error", message)
 
     def record_fallback(self, cause: str, message: str) -> str:
         """Record a fallback the role decided itself (e.g. an invalid plan); returns the message."""
@@ -204,7 +255,7 @@ class ModelRole:
         system: str,
         render: Render,
         items: list[Evidence],
-        schema: type[BaseModel],
+        schema: type[BaseModel] | None,
         max_tokens: int,
         total: int,
         scope: QuestionScope | None,

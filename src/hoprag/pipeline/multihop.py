@@ -18,6 +18,10 @@ answer from partial evidence). Any answer given without the judge's ``sufficient
 With a ``clearance``, every retrieval call (planned, conditioned, reformulated) carries it, and the
 roles are built over the caller's view of the corpus: bridge titles, term weights, evidence text and
 oracle seeds never come from a document above it.
+
+Progress is reported as typed events (:mod:`hoprag.pipeline.events`) to the listener ``answer`` is
+given (or, for every question, the one the engine was built with); ``tokens=True`` streams the
+answer's text through the synthesiser as ``Token`` events.
 """
 
 from __future__ import annotations
@@ -27,11 +31,13 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
-from hoprag.acl import Clearance, resolve_clearance, visible_corpus
+from hoprag.security.acl import Clearance, visible_corpus
+from hoprag.security.clearance import resolve_clearance
 from hoprag.index.base import Retriever
 from hoprag.index.entity_graph import EntityGraph
 from hoprag.llm.guard import question_scope
 from hoprag.pipeline.engine import MultiHopConfig, StepClock, config_hash, mechanical_confidence
+from hoprag.pipeline.events import AnswerReady, Emitter, OnEvent, PlanMade, PlanStarted, SynthesisStarted
 from hoprag.pipeline.graph_hop import GraphHop
 from hoprag.pipeline.plan import OfflinePlanner, Plan, Planner, SubQuery
 from hoprag.pipeline.question_check import check_question
@@ -68,14 +74,15 @@ class MultiHopEngine:
         judge: Judge | None = None,
         reranker: Reranker | None = None,
         synthesizer: Synthesizer | None = None,
-        on_event=None,
+        on_event: OnEvent | None = None,
         clearance: str | Clearance | None = None,
         graph: EntityGraph | None = None,
         graph_proposals: int = 2,
     ) -> None:
         """``clearance`` answers for a caller at that level (``None``: unrestricted). ``graph`` (the
         index's entity graph) turns the graph hop on: personalised PageRank between hops proposes up
-        to ``graph_proposals`` chunks per hop (:mod:`hoprag.pipeline.graph_hop`)."""
+        to ``graph_proposals`` chunks per hop (:mod:`hoprag.pipeline.graph_hop`). ``on_event`` hears every
+        question this engine answers (``answer(on_event=...)`` one question)."""
         self.retriever = retriever
         self.clearance = resolve_clearance(clearance)
         self.chunks, self.documents = visible_corpus(chunks, documents, self.clearance)
@@ -115,22 +122,28 @@ class MultiHopEngine:
 
     # -- one question ---------------------------------------------------------------------------
 
-    def answer(self, question: str, *, case_id: str = "", run_id: str = "", seed_chunks: Sequence[str] = ()) -> Trace:
+    def answer(self, question: str, *, case_id: str = "", run_id: str = "", seed_chunks: Sequence[str] = (),
+               on_event: OnEvent | None = None, tokens: bool = False) -> Trace:
         """Answer ``question``. ``seed_chunks`` replaces hop 1 with given chunks (the oracle-hop
         ablation: the correct prior evidence is supplied and every later hop runs unchanged).
+        ``on_event`` hears the question's progress (:mod:`hoprag.pipeline.events`), and with
+        ``tokens`` the answer's text as the synthesiser writes it.
 
         Every model call of the question draws on one scope (:mod:`hoprag.llm.guard`): one budget,
         and the fallbacks it met land in ``trace.warnings`` and ``trace.fallbacks`` (per role)."""
         check_question(question)  # the one limit of every entry point (ask, run, the service)
+        emit = Emitter(on_event if on_event is not None else self.on_event, tokens=tokens)
         guard = self.llm_guard
         with guard.question() if guard is not None else question_scope() as scope:
-            trace = self._answer_question(question, case_id=case_id, run_id=run_id, seed_chunks=seed_chunks)
-        if not scope.fallbacks and not scope.notes:
-            return trace
-        return replace(trace, warnings=(*trace.warnings, *scope.warnings()), fallbacks=scope.counts())
+            trace = self._answer_question(question, case_id=case_id, run_id=run_id, seed_chunks=seed_chunks, emit=emit)
+        if scope.fallbacks or scope.notes:
+            trace = replace(trace, warnings=(*trace.warnings, *scope.warnings()), fallbacks=scope.counts())
+        emit(AnswerReady(trace))
+        return trace
 
-    def _answer_question(self, question: str, *, case_id: str, run_id: str, seed_chunks: Sequence[str]) -> Trace:
-        run = QuestionRun(self, question, StepClock())
+    def _answer_question(self, question: str, *, case_id: str, run_id: str, seed_chunks: Sequence[str],
+                         emit: Emitter) -> Trace:
+        run = QuestionRun(self, question, StepClock(), emit)
         t0 = run.clock.elapsed_ms()
         plan = Plan(sub_queries=[SubQuery(order=1, query=question)], planner="oracle") if seed_chunks else self._plan(run)
         t1 = run.clock.elapsed_ms()
@@ -182,8 +195,10 @@ class MultiHopEngine:
             self._pool = None
 
     def _plan(self, run: QuestionRun) -> Plan:
-        run.emit("planning", "")
-        return self.planner.plan(run.question)
+        run.emit(PlanStarted())
+        plan = self.planner.plan(run.question)
+        run.emit(PlanMade(plan.planner, tuple(plan.sub_queries)))
+        return plan
 
     def _answer(self, run: QuestionRun, evidence: tuple[Evidence, ...], stop: str) -> Answer:
         if not evidence:
@@ -193,8 +208,12 @@ class MultiHopEngine:
         budget_ran_out = stop in ("time_budget", "token_budget")
         if budget_ran_out and self.config.fallback == "abstain":
             return Answer(text="", abstained=True, confidence=0.0)
-        run.emit("synthesising", "")
-        answer = self.synthesizer.answer(run.question, evidence)
+        run.emit(SynthesisStarted(run.hop))
+        on_token = run.emit.token_sink()
+        if on_token is None:
+            answer = self.synthesizer.answer(run.question, evidence)
+        else:  # the synthesiser streams its text (a model one asks its model for a stream)
+            answer = self.synthesizer.answer(run.question, evidence, on_token=on_token)
         answer = replace(answer, confidence=confidence if not answer.abstained else 0.0)
         # Without the judge's word that the evidence suffices (a budget ran out, or hopping stopped
         # for lack of bridges, new evidence or hops), the chain may be incomplete: say so, never

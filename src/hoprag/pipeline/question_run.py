@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from hoprag.errors import ConfigError
 from hoprag.pipeline.buffer import EvidenceBuffer
 from hoprag.pipeline.chains import question_coverage
 from hoprag.pipeline.compositional import lead_with_found
 from hoprag.pipeline.engine import StepClock, clearance_filters, evidence_from_hit
+from hoprag.pipeline.events import Emitter, HitsFound, HopStarted, JudgeDecided, JudgeStarted
 from hoprag.pipeline.graph_hop import GraphProposal, held_weights
 from hoprag.pipeline.plan import Plan, SubQuery
 from hoprag.pipeline.roles import Conditioned
@@ -19,17 +20,36 @@ from hoprag.pipeline.text import fold
 from hoprag.pipeline.title_links import link_titles
 from hoprag.records import Evidence, Hit, HopStep, Usage
 
-if TYPE_CHECKING:
-    from hoprag.pipeline.multihop import MultiHopEngine
+__all__ = ["HopEngine", "QuestionRun"]
 
-__all__ = ["QuestionRun"]
+
+class HopEngine(Protocol):
+    """What a question's run reads of its engine (:class:`hoprag.pipeline.multihop.MultiHopEngine`):
+    its roles, caches, corpus views and settings."""
+
+    config: Any
+    retriever: Any
+    cache: Any
+    map: Any
+    chunks: Any
+    documents: Any
+    corpus: Any
+    clearance: Any
+    bridges: Any
+    expander: Any
+    judge: Any
+    reranker: Any
+    graph_hop: Any
+    graph_proposals: Any
 
 
 class QuestionRun:
     """The state of one question: held evidence, steps, issued queries, budgets."""
 
-    def __init__(self, engine: MultiHopEngine, question: str, clock: StepClock) -> None:
+    def __init__(self, engine: HopEngine, question: str, clock: StepClock, emit: Emitter | None = None) -> None:
         self.engine = engine
+        #: reports the question's progress to its listener (:mod:`hoprag.pipeline.events`)
+        self.emit = emit or Emitter()
         self.cfg = engine.config
         self.question = question
         self.clock = clock
@@ -44,10 +64,6 @@ class QuestionRun:
         self.failures_at_start = {id(r): len(getattr(r, "failures", ())) for r in self._roles()}
 
     # -- bookkeeping ----------------------------------------------------------------------------
-
-    def emit(self, stage: str, detail: str) -> None:
-        if self.engine.on_event is not None:
-            self.engine.on_event(stage, self.hop, detail)
 
     def _roles(self) -> list:
         e = self.engine
@@ -123,16 +139,22 @@ class QuestionRun:
         return kept
 
     def retrieve(self, query: str, exclude: tuple[str, ...]) -> list[Hit]:
-        return self.engine.cache.get_or_retrieve(
+        hits = self.engine.cache.get_or_retrieve(
             self.engine.retriever, query, self.cfg.k, exclude, clearance=self.engine.clearance
         )
+        if self.emit.listening:
+            self.emit(HitsFound(self.hop, query, tuple(hits)))
+        return hits
 
     def sufficient(self) -> bool:
         """The judge decides, once at least ``min_evidence`` passages are held."""
         if len(self.held) < self.cfg.min_evidence:
             return False
-        self.emit("judging", f"{len(self.held)} passages held")
-        return self.engine.judge.sufficient(self.question, self.ranked())
+        self.emit(JudgeStarted(self.hop, len(self.held)))
+        ranked = self.ranked()
+        verdict = self.engine.judge.sufficient(self.question, ranked)
+        self.emit(JudgeDecided(self.hop, len(ranked), bool(verdict)))
+        return verdict
 
     def ranked(self) -> list[Evidence]:
         return self.engine.reranker.rerank(self.question, list(self.held.values()), self.steps)
@@ -151,7 +173,7 @@ class QuestionRun:
                 steps_of[1] = [step]
                 self.frontier = self.hold(step)
                 continue
-            self.emit("searching", "; ".join(s.query for s in layer))
+            self.emit(HopStarted(self.hop, "; ".join(s.query for s in layer)))
             # the plan's last dependent lookup is a bridge hop too: the graph hop proposes beside it,
             # from what is held before the layer's retrievals (earlier layers only follow the plan, since
             # proposals there pair with first-hop passages and crowd out the chain's own links)
@@ -173,6 +195,8 @@ class QuestionRun:
                 bridge = {"order": sub.order}
                 if conditioned.bridge:
                     bridge.update(value=conditioned.bridge, kind=conditioned.kind, from_chunk=conditioned.from_chunk)
+                if conditioned.candidates:
+                    bridge["candidates"] = [list(c) for c in conditioned.candidates]
                 step = self.step(sub_query=sub.query, issued=conditioned.query, hits=hits, keep=keep, depends_on=depends, bridge=bridge)
                 steps_of.setdefault(sub.order, []).append(step)
                 new.extend(self.hold(step))
@@ -202,9 +226,11 @@ class QuestionRun:
             asked = next((s.sub_query for d in sub.depends_on for s in steps_of.get(d, ())), "")
             corpus = self.engine.corpus
             terms = set(corpus.analyze(asked))
+            anchors = {s.step_id: s.bridge["value"] for d in sub.depends_on for s in steps_of.get(d, ()) if s.bridge.get("value")}
             queries = lead_with_found(
                 asked, sub.query, evidence, queries, limit=self.cfg.max_branches, weight=self.cfg.bridge_weight,
                 relevance=lambda e: question_coverage(terms, [e.chunk_id], corpus.term_weights), question=self.question,
+                anchors=anchors, titles=corpus.known_titles,
             )
         return queries or [Conditioned(query=sub.query)]
 
@@ -248,7 +274,7 @@ class QuestionRun:
             if not branches and proposal is None:
                 return "no_bridge"
             self.hop += 1
-            self.emit("searching", "conditioned on " + ", ".join(b.bridge for b in branches[:3]))
+            self.emit(HopStarted(self.hop, "conditioned on " + ", ".join(b.bridge for b in branches[:3])))
             fresh = [b for b in branches if fold(b.query) not in self.issued]
             if not fresh and proposal is None:
                 return "loop_detected"

@@ -7,15 +7,18 @@ ones live in :mod:`hoprag.pipeline.llm_roles` and take any :class:`~hoprag.llm.b
   what ``evidence`` found (the bridge values) — one query per bridge to follow;
 - ``Judge.sufficient(question, evidence)`` → whether the held evidence answers the question;
 - ``Reranker.rerank(question, evidence, steps)`` → the buffer ordered by relevance (best first);
-- ``Synthesizer.answer(question, evidence)`` → an Answer whose claims cite the evidence.
+- ``Synthesizer.answer(question, evidence)`` → an Answer whose claims cite the evidence; given
+  ``on_token``, it also hands the answer's text to it piece by piece as it is written (the engine
+  passes it only when its caller asked for tokens, so a synthesiser without it still plugs in).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from hoprag.llm.streaming import split_text
 from hoprag.pipeline.bridges import BridgeCandidate, extract_bridges, title_key
 from hoprag.pipeline.chains import Branch, TermWeights, order_by_chains, question_coverage
 from hoprag.pipeline.extractive import extract_answer
@@ -33,6 +36,8 @@ class Conditioned:
     bridge: str = ""
     kind: str = ""
     from_chunk: str = ""
+    #: a found value's rivals, ``[value, score, passages]`` best first (:mod:`hoprag.pipeline.value_bridges`)
+    candidates: tuple[tuple[str, float, int], ...] = ()
 
 
 class Expander(Protocol):
@@ -56,7 +61,8 @@ class Reranker(Protocol):
 class Synthesizer(Protocol):
     name: str
 
-    def answer(self, question: str, evidence: Sequence[Evidence]) -> Answer: ...
+    def answer(self, question: str, evidence: Sequence[Evidence], *,
+               on_token: Callable[[str], None] | None = None) -> Answer: ...
 
 
 class CorpusView:
@@ -249,5 +255,11 @@ class ExtractiveSynthesizer:
 
     name = "offline-extractive"
 
-    def answer(self, question: str, evidence: Sequence[Evidence]) -> Answer:
-        return extract_answer(question, evidence)
+    def answer(self, question: str, evidence: Sequence[Evidence], *,
+               on_token: Callable[[str], None] | None = None) -> Answer:
+        """The extractive answer; ``on_token`` gets its text word by word once it is chosen."""
+        answer = extract_answer(question, evidence)
+        if on_token is not None:
+            for piece in split_text(answer.text):
+                on_token(piece)
+        return answer

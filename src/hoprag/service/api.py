@@ -19,7 +19,7 @@ from fastapi.responses import HTMLResponse, Response, StreamingResponse
 
 from hoprag.records import Trace
 from hoprag.service.app import ServiceError, ServiceState, split_fix
-from hoprag.service.engines import HopEvents
+from hoprag.pipeline.events import OnEvent, fan_out
 from hoprag.service.models import (
     AskRequest,
     AskResponse,
@@ -32,6 +32,7 @@ from hoprag.service.models import (
     MAX_QUESTION,
 )
 from hoprag.service.records import new_trace_id
+from hoprag.service.streaming import sse_listener
 from hoprag.service.views import answer_view, document_view, gate_view, trace_visible
 
 router = APIRouter()
@@ -54,16 +55,18 @@ async def _run(state: ServiceState, fn: Any) -> Any:
                            "ask again, or start the server with a larger --request-timeout") from None
 
 
-def _answer(state: ServiceState, ask: AskRequest, clearance: str, events: HopEvents, trace_id: str) -> Trace:
+def _answer(state: ServiceState, ask: AskRequest, clearance: str, trace_id: str, on_event: OnEvent | None = None) -> Trace:
+    """The engine's answer; its events go to ``on_event`` and to the question's spans (:mod:`hoprag.telemetry`)."""
+    from hoprag import telemetry
+
+    spans = telemetry.listener(state.config.engine.synth_model(),
+                               {"hoprag.clearance": clearance, "hoprag.stored": ask.store})
     return state.pool.answer(ask.question.strip(), trace_id=trace_id, run_id=state.store.trace_run,
-                             clearance=clearance, events=events, engine=ask.engine, mode=ask.mode, k=ask.k,
-                             use_llm=ask.llm == "default")
+                             clearance=clearance, on_event=fan_out(on_event, spans), engine=ask.engine, mode=ask.mode,
+                             k=ask.k, use_llm=ask.llm == "default")
 
 
 def _finish(state: ServiceState, trace: Trace, stored: bool, clearance: str) -> dict[str, Any]:
-    from hoprag.telemetry import record_trace
-
-    record_trace(trace, model=state.config.engine.synth_model(), attributes={"hoprag.clearance": clearance, "hoprag.stored": stored})
     view = answer_view(trace, state.pool.view(clearance), stored=stored, clearance=clearance)
     if stored:
         state.store.add_trace(trace, citations_shown=len(view["citations"]))
@@ -90,7 +93,7 @@ async def ask(body: AskRequest, request: Request, authorization: Optional[str] =
     if body.store:
         state.writer(caller)
     trace_id = new_trace_id()
-    trace = await _run(state, lambda: _answer(state, body, caller.clearance, HopEvents(), trace_id))
+    trace = await _run(state, lambda: _answer(state, body, caller.clearance, trace_id))
     return await _run(state, lambda: _finish(state, trace, body.store, caller.clearance))
 
 
@@ -121,11 +124,12 @@ async def ask_stream(
         state.writer(caller)
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
-    events = HopEvents(lambda name, data: loop.call_soon_threadsafe(queue.put_nowait, (name, data)))
+    # the engine's events, as SSE events, cross from the answering thread to this loop
+    events = sse_listener(lambda name, data: loop.call_soon_threadsafe(queue.put_nowait, (name, data)))
     trace_id = new_trace_id()
 
     def work() -> dict[str, Any]:
-        return _finish(state, _answer(state, body, caller.clearance, events, trace_id), store, caller.clearance)
+        return _finish(state, _answer(state, body, caller.clearance, trace_id, events), store, caller.clearance)
 
     async def stream() -> AsyncIterator[str]:
         yield _sse("start", {"trace_id": trace_id, "clearance": caller.clearance})

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Collection
 from typing import Any
 
-from hoprag.acl import Clearance, ClearancePolicy, visible_corpus
+from hoprag.security.acl import Clearance, ClearancePolicy, visible_corpus
 from hoprag.index.contract import Index, IndexStats
 from hoprag.pipeline.engine import MultiHopConfig
 from hoprag.pipeline.events import OnEvent
