@@ -22,12 +22,13 @@ yes/no or two-option ("… A or B?") question, whose nested phrases are what it 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from hoprag.pipeline.extractive import extract_answer
 from hoprag.pipeline.roles import Conditioned
 from hoprag.pipeline.text import fold
+from hoprag.pipeline.value_bridges import BEAM, CANDIDATES_KEPT, beam, found_values
 from hoprag.records import Answer, Evidence
 
 __all__ = ["Level", "decompose", "lead_with_found"]
@@ -247,9 +248,9 @@ def _has_content(words: str) -> bool:
 
 
 def _no_span(found: Answer, value: str) -> bool:
-    """The extractor found no span and answered with its best sentence (its claim quotes it as both)."""
+    """The extractor found no span and answered with its best sentence (its claim is that sentence)."""
     quoted = found.claims[0].text if found.claims else ""
-    return len(value.split()) > MAX_VALUE_WORDS or quoted == f"{value}: {value}"
+    return len(value.split()) > MAX_VALUE_WORDS or quoted == value
 
 
 def lead_with_found(
@@ -262,43 +263,59 @@ def lead_with_found(
     weight: int,
     relevance: Callable[[Evidence], float] | None = None,
     question: str = "",
+    anchors: Mapping[str, str] | None = None,
+    beam_size: int = BEAM,
+    titles: Collection[str] = (),
 ) -> list[Conditioned]:
     """Put the values the previous lookup found first among a dependent sub-query's conditioned queries.
 
-    A value is the extractive answer to ``asked`` (the previous sub-query) over its evidence, best
-    first; the query repeats it ``weight`` times before ``sub_query``, like a bridge. With
-    ``relevance`` (how well a passage answers ``asked``: the engine gives the IDF-weighted share of its
-    terms) the evidence is read most relevant first, and the answer of the single most relevant
-    passage leads too when it differs: a beam of two values, since one wrong value loses every later
-    hop. A value the question already names, or a whole sentence (no span was found), is no value;
-    a value that is already a bridge leads as that bridge. Without a value, ``queries`` come back
-    unchanged; at most ``limit`` queries are returned."""
+    The values are a small beam of typed candidates read from the lookup's passages by the relation
+    ``asked`` names (:func:`hoprag.pipeline.value_bridges.found_values`, ``anchors`` saying which
+    value each step looked up), since one wrong value loses every later hop; when none is found,
+    the extractive answer to ``asked`` over the evidence (most relevant first, with ``relevance``)
+    stands in. Each query repeats its value ``weight`` times before ``sub_query``, like a bridge, and
+    carries every candidate with its score for the trace. A value the question already names, or a
+    whole sentence (no span was found), is no value; a value that is already a bridge leads as that
+    bridge. Without a value, ``queries`` come back unchanged; at most ``limit`` queries are returned."""
     ranked = sorted(evidence, key=lambda e: e.hit.rank)
     if not asked or not ranked:
         return queries
-    sources = [ranked]
     if relevance is not None:
         ranked = sorted(ranked, key=lambda e: -relevance(e))  # stable: ties keep their retrieval rank
         ranked = [replace(e, hit=replace(e.hit, rank=i)) for i, e in enumerate(ranked, start=1)]
-        sources = [ranked, ranked[:1]] if len(ranked) > 1 else [ranked]
-    folded_question = fold(question)
+    candidates = found_values(asked, ranked, question=question, anchors=anchors, relevance=relevance, titles=titles)
+    chosen = [(c.value, c.chunk_id) for c in beam(candidates, beam_size)]
+    if not chosen:
+        chosen = _extracted(asked, ranked, question)
+    recorded = tuple(tuple(c.as_json()) for c in candidates[:CANDIDATES_KEPT])
     leads: list[Conditioned] = []
     rest = list(queries)
-    for source in sources:
-        found = extract_answer(asked, source)
-        value = found.text.strip()
+    for value, cited in chosen:
         key = fold(value)
-        if found.abstained or not key or _no_span(found, value) or key in folded_question:
-            continue
         if any(fold(q.bridge) == key for q in leads):
             continue
         same = next((q for q in rest if fold(q.bridge) == key), None)
         if same is not None:
             rest.remove(same)
-            leads.append(replace(same, kind="found"))
+            leads.append(replace(same, kind="found", candidates=recorded))
             continue
-        cited = next((c.chunk_id for claim in found.claims for c in claim.citations), source[0].chunk_id)
-        leads.append(Conditioned(query=f"{value} " * weight + sub_query, bridge=value, kind="found", from_chunk=cited))
+        leads.append(Conditioned(query=f"{value} " * weight + sub_query, bridge=value, kind="found", from_chunk=cited,
+                                 candidates=recorded))
     if not leads:
         return queries
     return [*leads, *rest][: max(limit, 1)]
+
+
+def _extracted(asked: str, ranked: Sequence[Evidence], question: str) -> list[tuple[str, str]]:
+    """The extractive answer to ``asked``, over all the evidence and over its most relevant passage."""
+    folded_question = fold(question)
+    out: list[tuple[str, str]] = []
+    for source in ([ranked, ranked[:1]] if len(ranked) > 1 else [ranked]):
+        found = extract_answer(asked, source)
+        value = found.text.strip()
+        key = fold(value)
+        if found.abstained or not key or _no_span(found, value) or key in folded_question:
+            continue
+        cited = next((c.chunk_id for claim in found.claims for c in claim.citations), source[0].chunk_id)
+        out.append((value, cited))
+    return out

@@ -13,12 +13,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from hoprag.pipeline.answer_types import question_kind, typed_spans
 from hoprag.pipeline.bridges import extract_bridges
 from hoprag.pipeline.compare import answer_comparison
 from hoprag.pipeline.text import content_tokens, fold, sentences_with_offsets, tokens
 from hoprag.records import Answer, Citation, Claim, Evidence
 
 CHAIN_ITEMS = 2  # leading evidence items cited as the chain behind an answer
+CHAIN_END_WEIGHT = 1.0  # added to the sentences of the chain's last passage (see _chain_end)
+FIT_WEIGHT = 1.0  # how much a candidate's fit to the asked kind (0-1, :mod:`hoprag.pipeline.answer_types`) adds
 _YES_NO = re.compile(
     r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall)\b", re.I
 )
@@ -26,6 +29,8 @@ _OPTIONS = re.compile(r",?\s*([^,?]+?)\s+or\s+([^,?]+?)\s*\?\s*$", re.I)
 _UNITS = r"(?:%|percent|years?|months?|weeks?|days?|hours?|minutes?|seconds?|business days?|miles?|km|kilometres?|kilometers?)"
 _NUMBER = re.compile(r"\b\d[\d,.]*(?:\s*" + _UNITS + r"\b)?")
 _DURATION = re.compile(r"\b(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve)\s*" + _UNITS + r"\b", re.I)
+_ASKS_YEAR = re.compile(r"\b(?:what|which) year\b", re.I)
+_YEAR_IN = re.compile(r"\b\d{3,4}\b")
 _KIND_FOR = {
     "when": ("date",),
     "year": ("date",),
@@ -76,7 +81,7 @@ def _sentences(evidence: Sequence[Evidence]) -> list[tuple[Evidence, str]]:
         for start, end in sentences_with_offsets(item.text):
             for line in item.text[start:end].split("\n"):
                 line = line.strip(" -*\t")
-                if line:
+                if line and not line.endswith("?"):  # a question in a passage states nothing
                     out.append((item, line))
     return out
 
@@ -90,11 +95,13 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
     if not evidence:
         return Answer(text="", abstained=True, confidence=0.0)
     q_terms = set(content_tokens(question))
+    chain_end = _chain_end(question, evidence)
     scored: list[tuple[float, int, Evidence, str]] = []
     for order, (item, sentence) in enumerate(_sentences(evidence)):
         s_terms = set(content_tokens(sentence)) | set(content_tokens(item.title))
         overlap = len(q_terms & s_terms)
-        scored.append((overlap + 0.5 / (1 + order), order, item, sentence))
+        # a chain's answer is a fact of its last passage, the one the question does not name
+        scored.append((overlap + 0.5 / (1 + order) + (CHAIN_END_WEIGHT if item.chunk_id in chain_end else 0.0), order, item, sentence))
     scored.sort(key=lambda row: (-row[0], row[1]))
 
     options = _options(question)
@@ -112,7 +119,8 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
         text, source = _best_span(question, scored, evidence)
     if source is None:
         return Answer(text="", abstained=True, confidence=0.0)
-    claims = [Claim(text=f"{text}: {source[1]}", citations=(_cite(source[0]),))]
+    # the claim is the whole sentence the answer came from, so the answer is a span it contains
+    claims = [Claim(text=source[1], citations=(_cite(source[0]),))]
     # The chain behind the answer: the evidence ranked first is the best chain found (the engine
     # orders by chains), so each of its leading items is cited with its best-matching sentence.
     cited = {source[0].chunk_id}
@@ -123,6 +131,19 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
         sentence = next((sent for _, _, it, sent in scored if it.chunk_id == item.chunk_id), item.text)
         claims.append(Claim(text=sentence, citations=(_cite(item),)))
     return Answer(text=text, claims=tuple(claims), abstained=False, confidence=confidence)
+
+
+def _chain_end(question: str, evidence: Sequence[Evidence]) -> set[str]:
+    """The chain's last passages: among its leading items, those whose title the question does not
+    name, when another leading item is named (the anchor); empty for yes/no and two-option questions."""
+    if _YES_NO.match(question) or _options(question):
+        return set()
+    folded = f" {' '.join(tokens(question))} "
+    lead = evidence[:CHAIN_ITEMS]
+    named = {e.chunk_id for e in lead if tokens(e.title) and f" {' '.join(tokens(e.title))} " in folded}
+    if not named or len(named) == len(lead):
+        return set()
+    return {e.chunk_id for e in lead if e.chunk_id not in named}
 
 
 def _proximity(sentence: str, value: str, q_terms: set[str], window: int = 4) -> int:
@@ -160,6 +181,7 @@ def _best_span(
     question's words, multi-word names over single words, nationality adjectives and background
     names (those most of the evidence mentions) last."""
     wanted = _wanted_kinds(question)
+    kind = question_kind(question)
     q_terms = set(content_tokens(question))
     q_tokens = set(tokens(question))
     background = _background(evidence)
@@ -171,8 +193,11 @@ def _best_span(
             candidates = [c for c in candidates if not set(tokens(c)) <= q_tokens]
         else:
             candidates = [c.value for c in extract_bridges(sentence, question=question, exclude=(), limit=10) if c.kind in wanted]
+        fits = {fold(span.value): span.fit for span in typed_spans(sentence, kind)} if kind != "entity" else {}
         for value in candidates:
             score = sentence_score + 0.5 * _proximity(sentence, value, q_terms)
+            if fits:  # the kind the question asks for: a person for "Who", a place for "Where"
+                score += FIT_WEIGHT * (fits.get(fold(value), 0.0) - 0.5)
             score += 0.3 * min(len(value.split()) - 1, 2)
             if _DEMONYM.match(value) or background(value):
                 score -= 1.0
@@ -180,7 +205,10 @@ def _best_span(
             if best is None or score > best[0]:
                 best = (score, value, item, sentence)
     if best is not None:
-        return best[1], (best[2], best[3])
+        value = best[1]
+        year = _YEAR_IN.search(value) if _ASKS_YEAR.search(question) else None
+        # "In what year …?" asks for the year of the date found ("12 February 1939" → "1939"), a span still
+        return (year.group(0) if year else value), (best[2], best[3])
     if scored:
         _, _, item, sentence = scored[0]
         return sentence, (item, sentence)

@@ -7,16 +7,40 @@ import re
 # the word-level helpers live a floor down, shared with index-time analysis; re-exported for the roles
 from hoprag.ingest.text import STOPWORDS, content_tokens, fold, tokens
 
-__all__ = ["STOPWORDS", "Analyzer", "content_tokens", "fold", "sentences_with_offsets", "tokens"]
+__all__ = ["ABBREVIATIONS", "STOPWORDS", "Analyzer", "content_tokens", "fold", "sentences_with_offsets", "tokens"]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])([\"')\]]*)\s+(?=[\"'(\[]?[A-Z0-9\u00C0-\u024F])")
+#: words a full stop follows without ending the sentence ("John Doe No. 2", "Mt. Fuji", "U.S. Army");
+#: a single capital letter is an initial ("the Alfred P. Sloan Foundation") and never ends one either
+ABBREVIATIONS = frozenset(
+    """no nos mr mrs ms dr st jr sr mt ft gen col lt capt sgt cpl maj adm rev prof gov sen rep pres hon
+    inc co corp ltd bros vs v etc e.g i.e cf approx ca est dept univ assn ave blvd rd jan feb mar apr
+    jun jul aug sep sept oct nov dec fig vol op p pp ed eds u.s u.k u.n d.c a.d b.c""".split()
+)
+_LAST_WORD = re.compile(r"(?:^|[\s(\"'])([^\s(\"']+)\.$")
+
+
+def _ends_sentence(text: str, boundary: int) -> bool:
+    """Whether the full stop before ``boundary`` ends a sentence (not an abbreviation or an initial)."""
+    head = text[:boundary].rstrip()
+    head = head.rstrip("\"')]")
+    if not head.endswith("."):
+        return True
+    match = _LAST_WORD.search(head[-24:])
+    if match is None:
+        return True
+    word = match.group(1)
+    if len(word) == 1 and word.isupper():
+        return False
+    return word.lower() not in ABBREVIATIONS
 
 
 def sentences_with_offsets(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of each sentence; ``text[start:end]`` is stripped of surrounding space."""
+    """``(start, end)`` of each sentence; ``text[start:end]`` is stripped of surrounding space. A full
+    stop after an abbreviation (:data:`ABBREVIATIONS`) or an initial does not end a sentence."""
     spans: list[tuple[int, int]] = []
     cursor = 0
-    boundaries = [m.end(1) for m in _SENTENCE_END.finditer(text)] + [len(text)]
+    boundaries = [m.end(1) for m in _SENTENCE_END.finditer(text) if _ends_sentence(text, m.end(1))] + [len(text)]
     for boundary in boundaries:
         piece = text[cursor:boundary]
         lead = len(piece) - len(piece.lstrip())

@@ -1,0 +1,197 @@
+"""Value bridges: the value a plan's lookup found, read from its passages by the relation it names.
+
+In "the city where the performers of Brother were formed", the lookup *performers of Brother* is
+answered by a value inside a passage ("'Brother' is a song by the American rock band **Pearl Jam**"),
+rarely by a title. Each candidate is a typed span (:mod:`hoprag.pipeline.answer_types`) of a
+sentence of the lookup's passages, scored
+
+    score(v) = Σ_passages  weight(p) · max_sentences  fit(v) · cue(s, v) · position(s)
+
+- ``weight(p)`` is 3 for a passage whose title is the lookup's anchor (``Brother (Pearl Jam song)``
+  for *Brother*: the article about the thing asked), 1.5 for one whose text names the anchor, 0.5
+  otherwise, times ``0.5 + relevance(p)`` (how well it holds the lookup's words);
+- ``fit`` is how well the span's shape fits the kind the relation asks for (a *performer* is a person
+  or a group, a *country* a place);
+- ``cue`` is 1.5 when a word of the relation (its stem: *performed* for *performers*, *born* for a
+  birthplace) stands within five words of the span, 1 otherwise;
+- ``position`` favours a passage's first sentence (1.0, then 0.8).
+
+Summing over passages rewards agreement: a value two passages state outranks one that one passage
+states. A value the question already names, the anchor itself and a passage's own subject are not
+values. The best ``beam`` candidates whose score is at least ``BEAM_SHARE`` of the best are followed,
+and every candidate with its score goes into the trace (the step's ``bridge["candidates"]``).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from hoprag.index.entities import title_key
+from hoprag.pipeline.answer_types import relation_kind, typed_spans
+from hoprag.pipeline.text import STOPWORDS, fold, sentences_with_offsets, tokens
+from hoprag.records import Evidence
+
+__all__ = ["BEAM", "BEAM_SHARE", "CANDIDATES_KEPT", "FoundValue", "beam", "found_values", "named_anchor"]
+
+BEAM = 3
+BEAM_SHARE = 0.3
+CANDIDATES_KEPT = 8  # candidates recorded in the trace
+_TITLE_WEIGHT, _NAMED_WEIGHT, _OTHER_WEIGHT = 3.0, 1.5, 0.5
+_CUE_WINDOW = 5
+# words that state a relation without naming it ("a song *by* X", "*born in* X")
+_CUE_WORDS = {"person": ("by",), "place": ("in", "born", "located"), "organisation": ("by", "for", "at")}
+# the tail of a disambiguated title that says what the page is ("Brother (Pearl Jam song)")
+_WORK = re.compile(r"^(?P<by>.+?)\s+(?:song|album|single|film|novel|book|play|opera|ballet|EP|band|group|TV series|series)$")
+_DEMONYM = re.compile(r"^[A-Z][a-z]+(?:an|ian|ese|ish|ic|i)$")
+_NAME_RUN = re.compile(r"(?:[A-Z0-9\u00C0-\u00DE][\w.'\-\u00C0-\u024F]*)(?:\s+(?:(?:of|the|de|von|van|and|&)\s+)?[A-Z0-9\u00C0-\u00DE][\w.'\-\u00C0-\u024F]*)*")
+_PARENTHESIS = re.compile(r"\(([^()]+)\)\s*$")
+
+
+@dataclass(frozen=True)
+class FoundValue:
+    """One candidate value of a lookup: its text, score, the passages that state it, the best one."""
+
+    value: str
+    score: float
+    support: int
+    chunk_id: str
+
+    def as_json(self) -> list:
+        return [self.value, round(self.score, 4), self.support]
+
+
+def named_anchor(asked: str) -> str:
+    """The name a lookup's words hold: ``performers of Brother`` → ``Brother``, ``city where Ada
+    Quill was born`` → ``Ada Quill`` (the longest run of capitalised words after the first word)."""
+    best = ""
+    for match in _NAME_RUN.finditer(asked):
+        run = match.group(0).strip()
+        if match.start() == 0 and " " not in run:
+            continue  # a capitalised first word is the sentence's, not a name ("Who", "What")
+        if len(run) > len(best):
+            best = run
+    return best
+
+
+@lru_cache(maxsize=1 << 16)
+def _stem(word: str) -> str:
+    for suffix in ("ers", "er", "ed", "ing", "s", "e"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def _cues(asked: str, anchor: str, kind: str) -> set[str]:
+    anchor_words = set(tokens(anchor))
+    words = {_stem(w) for w in tokens(asked) if w not in STOPWORDS and w not in anchor_words}
+    if {"birthplac", "birth"} & words:
+        words.add("born")
+    if "death" in words or "di" in words:
+        words.add("died")
+    return words | set(_CUE_WORDS.get(kind, ()))
+
+
+def _cue(words: list[str], stems: list[str], value: str, cues: set[str]) -> float:
+    target = tokens(value)
+    if not target:
+        return 1.0
+    for i in range(len(words) - len(target) + 1):
+        if words[i] == target[0] and words[i : i + len(target)] == target:
+            around = stems[max(0, i - _CUE_WINDOW) : i] + stems[i + len(target) : i + len(target) + _CUE_WINDOW]
+            return 1.5 if cues.intersection(around) else 1.0
+    return 1.0
+
+
+def _anchor_weight(item: Evidence, anchor: str) -> float:
+    if not anchor:
+        return _OTHER_WEIGHT
+    key, title = title_key(anchor), title_key(item.title)
+    if key and (title == key or fold(item.title).startswith(fold(anchor) + " (")):
+        return _TITLE_WEIGHT
+    return _NAMED_WEIGHT if fold(anchor) in fold(item.text) else _OTHER_WEIGHT
+
+
+def _demonym_place(demonym: str, titles: Collection[str]) -> str:
+    """The place a demonym names, when the corpus has a passage titled so ("Austrian" → "Austria")."""
+    stem = demonym.lower()
+    for cut, add in ((1, ""), (2, ""), (3, ""), (3, "y"), (2, "a"), (3, "a"), (4, "")):
+        guess = stem[:-cut] + add
+        if len(guess) > 3 and guess in titles:
+            return demonym[: len(demonym) - cut] + add
+    return ""
+
+
+def _title_value(item: Evidence) -> str:
+    """``Brother (Pearl Jam song)`` → ``Pearl Jam``: the maker a disambiguated title names."""
+    match = _PARENTHESIS.search(item.title)
+    work = _WORK.match(match.group(1)) if match else None
+    by = work.group("by").strip() if work else ""
+    return by if by[:1].isupper() else ""
+
+
+def found_values(
+    asked: str,
+    evidence: Sequence[Evidence],
+    *,
+    question: str = "",
+    anchors: Mapping[str, str] | None = None,
+    relevance: Callable[[Evidence], float] | None = None,
+    titles: Collection[str] = (),
+) -> list[FoundValue]:
+    """Candidate values of the lookup ``asked`` in its ``evidence``, best first (all of them).
+
+    ``anchors`` maps a step id to the value that step looked up (a dependent lookup's anchor is the
+    value found before it); a first lookup's anchor is the name its words end with. ``titles`` (the
+    corpus's title keys) turn a demonym into the place it names when a place is asked ("Austrian" →
+    *Austria*, when a passage is titled so)."""
+    kind = relation_kind(asked)
+    folded_question = fold(question)
+    totals: dict[str, list] = {}  # key -> [value, score, support, best chunk, best passage score]
+    for item in evidence:
+        anchor = (anchors or {}).get(item.step_id) or named_anchor(asked)
+        weight = _anchor_weight(item, anchor) * (0.5 + (relevance(item) if relevance is not None else 0.5))
+        cues = _cues(asked, anchor, kind)
+        skip = {title_key(anchor), title_key(item.title)} - {""}
+        best: dict[str, tuple[str, float]] = {}
+        maker = _title_value(item) if weight and _anchor_weight(item, anchor) == _TITLE_WEIGHT else ""
+        if maker:
+            best[fold(maker)] = (maker, 1.5)
+        for position, (start, end) in enumerate(sentences_with_offsets(item.text)):
+            sentence = item.text[start:end]
+            words = tokens(sentence)
+            stems = [_stem(w) for w in words]
+            for span in typed_spans(sentence, kind):
+                key = fold(span.value)
+                if not key or key in folded_question or title_key(span.value) in skip:
+                    continue
+                score = span.fit * _cue(words, stems, span.value, cues) * (1.0 if position == 0 else 0.8)
+                if _DEMONYM.match(span.value):
+                    country = _demonym_place(span.value, titles) if kind == "place" else ""
+                    if country and fold(country) not in folded_question:
+                        key, span_value, score = fold(country), country, score * 0.9
+                    else:
+                        score *= 0.3
+                    if key not in best or score > best[key][1]:
+                        best[key] = (span_value if country else span.value, score)
+                    continue
+                if key not in best or score > best[key][1]:
+                    best[key] = (span.value, score)
+        for key, (value, score) in best.items():
+            row = totals.setdefault(key, [value, 0.0, 0, item.chunk_id, 0.0])
+            row[1] += weight * score
+            row[2] += 1
+            if weight * score > row[4]:
+                row[3], row[4] = item.chunk_id, weight * score
+    ranked = sorted(totals.values(), key=lambda r: (-r[1], r[0]))
+    return [FoundValue(value=r[0], score=r[1], support=r[2], chunk_id=r[3]) for r in ranked]
+
+
+def beam(candidates: Sequence[FoundValue], size: int = BEAM) -> list[FoundValue]:
+    """The candidates followed: the best ``size`` whose score is at least ``BEAM_SHARE`` of the best."""
+    if not candidates:
+        return []
+    floor = candidates[0].score * BEAM_SHARE
+    return [c for c in candidates[:size] if c.score >= floor]
