@@ -15,6 +15,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
+from hoprag.datasets.artefacts import clean_text
 from hoprag.errors import EmptyCorpusError, InputError
 from hoprag.files import check_file, read_text
 from hoprag.jsonl import parse_json, read_jsonl_dicts
@@ -33,6 +34,7 @@ def paragraph_text(sentences: list[str]) -> tuple[str, list[tuple[int, int]]]:
     inside quotes (``'"Hey Mama!'`` + ``'".'``) where inserting a space would corrupt the text.
     Otherwise sentences are joined with a single space (empty sentences add no separator).
     """
+    sentences = [clean_text(s) for s in sentences]  # before the offsets, so every span stays valid
     self_spaced = any(s[:1].isspace() for s in sentences[1:])
     parts: list[str] = []
     offsets: list[tuple[int, int]] = []
@@ -74,6 +76,7 @@ def make_document(title: str, text: str, source: str = "") -> Document:
     Its access class is ``public``: without one, a caller at the lowest clearance (the service's
     anonymous reader) would see none of a benchmark corpus, which is public by construction.
     """
+    text = clean_text(text)  # known benchmark artefacts never reach a user (hoprag.datasets.artefacts)
     return Document(id=doc_id_for(title, text), title=title, text=text, source=source, acl=BENCHMARK_ACL)
 
 
