@@ -64,6 +64,8 @@ RUNS: dict[str, tuple[list[str], Callable[[str, Path], object], tuple]] = {
     "hybrid_coverage.py": (["--samples", f"hotpotqa:{HOTPOT}", "--json"], last_json, (SLOW,)),
     "index_scale.py": (["--passages", "300", "--questions", "3", "--work", "{tmp}/work", "--json", "{tmp}/scale.json"],
                        json_file("scale.json"), (SLOW,)),
+    "index_update.py": (["--passages", "300", "--replace", "0.02", "--delete", "0.02", "--work", "{tmp}/work",
+                         "--json", "{tmp}/update.json"], json_file("update.json"), (SLOW,)),
     "pg_store.py": (["--files", HOTPOT, "--embedder", "static", "--json"], last_json, (SLOW,)),
     "ray_executor.py": (["--cases", "4", "--latency-ms", "20", "--json", "{tmp}/ray.json"], json_file("ray.json"), (SLOW,)),
     "scale.py": (["--quick", "--postgres", "--work", "{tmp}/work", "--json", "{tmp}/scale.json", "--figures", "{tmp}/fig"],
