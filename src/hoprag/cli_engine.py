@@ -92,7 +92,7 @@ def _typed(ctx: Any, name: str) -> bool:
 def engine_spec(ctx: Any, flags: Mapping[str, Any]) -> EngineSpec:
     """The spec ``--engine-config`` and the engine ``flags`` (parameter name → value) describe."""
     from hoprag.cli_llm import llm_settings, model_specs
-    from hoprag.commands import check_choice
+    from hoprag.validation_messages import check_choice
     from hoprag.pipeline import spec as specs
     from hoprag.pipeline.spec import EngineSpec
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from hoprag.errors import InputError
 
-__all__ = ["QUOTE_LIMIT", "Problem", "describe", "is_validation_error", "plain_words", "problems", "quote",
+__all__ = ["QUOTE_LIMIT", "check_choice", "Problem", "describe", "is_validation_error", "plain_words", "problems", "quote",
            "validation_error"]
 
 #: characters of a user's value a message may quote (a 3 MB value is not echoed back)
@@ -188,3 +188,17 @@ def validation_error(exc: Any, *, what: str = "input", source: str | None = None
                           fix=found[0].fix)
     message, advice = describe(exc, what=what, fixes=fixes, fix=fix)
     return InputError(message, source=source, line=line, fix=advice)
+
+
+def check_choice(value: str, valid: Sequence[str], what: str) -> str:
+    """``value`` when it is one of ``valid``, else a :class:`~hoprag.errors.ConfigError` listing them."""
+    if value not in valid:
+        import difflib
+
+        from hoprag.errors import ConfigError
+
+        close = difflib.get_close_matches(value, list(valid), n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise ConfigError(f"unknown {what} {quote(value, 80)}; valid: {', '.join(valid)}. "
+                          f"Fix: pass one of them{hint}")
+    return value

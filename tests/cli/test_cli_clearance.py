@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from hoprag.acl import Clearance, LeakDetector, parse_levels
+from hoprag.security.acl import Clearance, LeakDetector, parse_levels
 from hoprag.cli import app
 from hoprag.index.store import build_index
 from hoprag.ingest.loaders import load_corpora

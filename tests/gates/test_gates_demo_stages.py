@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hoprag.gates.metrics import STAGES
+from hoprag.metrics import STAGES
 from hoprag.gates.pipeline import record_demo_stages
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,7 +4,7 @@ import pytest
 
 from hoprag.errors import ConfigError
 from hoprag.gates.hooks import StageRunner, hook, hooks_for, metric, unregister
-from hoprag.gates.metrics import Metric
+from hoprag.metrics import Metric
 
 pytestmark = pytest.mark.unit
 

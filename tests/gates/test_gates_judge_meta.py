@@ -15,7 +15,7 @@ from hoprag.evaluation.calibration_record import calibration_meta
 from hoprag.io.traces import read_traces
 from hoprag.gates.checks.generation import GenerationOutput, generation_check
 from hoprag.gates.gate import evaluate_gate
-from hoprag.gates.metrics import Metric
+from hoprag.metrics import Metric
 from hoprag.gates.render import gate_table
 from hoprag.gates.thresholds import parse_thresholds
 

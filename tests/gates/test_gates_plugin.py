@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hoprag.gates.metrics import Metric
+from hoprag.metrics import Metric
 from hoprag.store import RunStore
 
 pytest_plugins = ["pytester"]

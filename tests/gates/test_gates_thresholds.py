@@ -7,7 +7,7 @@ import pytest
 
 from hoprag.errors import ConfigError
 from hoprag.gates.gate import evaluate_gate
-from hoprag.gates.metrics import Metric
+from hoprag.metrics import Metric
 from hoprag.gates.thresholds import load_thresholds, parse_thresholds
 
 ROOT = Path(__file__).resolve().parents[2]

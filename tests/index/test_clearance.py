@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hoprag.acl import (
+from hoprag.security.acl import (
     Clearance,
     ClearancePolicy,
     LeakDetector,

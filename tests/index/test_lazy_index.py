@@ -14,7 +14,7 @@ import bm25s
 import numpy as np
 import pytest
 
-from hoprag.acl import Clearance, visible_corpus
+from hoprag.security.acl import Clearance, visible_corpus
 from hoprag.index.bm25 import BM25Params, BM25Retriever, index_text
 from hoprag.index.corpus_views import StoredChunks, StoredDocuments
 from hoprag.index.entities import title_key

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from hoprag.acl import ClearancePolicy, visible_corpus
+from hoprag.security.acl import ClearancePolicy, visible_corpus
 from hoprag.errors import ConfigError, IndexLoadError
 from hoprag.index.entities import title_key
 from hoprag.index.open import open_index

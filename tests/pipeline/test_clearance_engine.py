@@ -4,7 +4,7 @@ Each engine answers all 16 enterprise cases at every level (and unrestricted, as
 shows the leak detector does find restricted documents when nothing stops them). A trace's every
 string (hits, evidence, bridges, answer, claims, citations) and its rendered trail are searched for
 the ids, titles and any 40-character window of text of the documents above the clearance
-(:class:`hoprag.acl.LeakDetector`). The CLI side, and ``ablate``'s oracle rows, are proved in
+(:class:`hoprag.security.acl.LeakDetector`). The CLI side, and ``ablate``'s oracle rows, are proved in
 ``tests/cli/test_cli_clearance.py``.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from hoprag.acl import Clearance, ClearancePolicy, LeakDetector
+from hoprag.security.acl import Clearance, ClearancePolicy, LeakDetector
 from hoprag.datasets.schema import Case, load_cases
 from hoprag.errors import ConfigError
 from hoprag.index.store import build_index, load_index

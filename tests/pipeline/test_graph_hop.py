@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from hoprag.acl import Clearance, LeakDetector
+from hoprag.security.acl import Clearance, LeakDetector
 from hoprag.datasets.importers import import_dataset
 from hoprag.datasets.schema import load_cases
 from hoprag.errors import ConfigError

@@ -16,7 +16,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from hoprag.acl import Clearance, parse_levels
+from hoprag.security.acl import Clearance, parse_levels
 from hoprag.cli import app, main
 from hoprag.errors import ConfigError
 from hoprag.index.store import build_index
@@ -107,10 +107,9 @@ def test_values_handed_to_retrievers_are_checked_by_the_same_module() -> None:
     assert resolver.resolve_clearance("Internal") == Clearance("internal")
     with pytest.raises(ConfigError, match="empty"):
         resolver.resolve_clearance("")
-    from hoprag import acl
+    from hoprag.security import acl
 
-    with pytest.raises(ConfigError, match="empty"):
-        acl.resolve_clearance(" ")  # the old name delegates; there is no second copy
+    assert not hasattr(acl, "resolve_clearance")  # one resolver: the policy module holds no second copy
 
 
 # --- the command line ------------------------------------------------------------------------------

@@ -404,12 +404,16 @@ def test_an_unregistered_writer_is_refused() -> None:
 
 
 def _commands(group, prefix: str = "") -> dict[str, object]:
-    """Every command of a typer app by its full name (``import-traces otel``)."""
+    """Every command of a typer app by its full name (``traces import``)."""
     found = {}
     for command in group.registered_commands:
+        if command.hidden:  # a renamed command's old spelling: the same command
+            continue
         name = command.name or command.callback.__name__.removesuffix("_cmd").replace("_", "-")
         found[f"{prefix}{name}"] = command
     for sub in group.registered_groups:
+        if sub.hidden:
+            continue
         found.update(_commands(sub.typer_instance, f"{prefix}{sub.name} "))
     return found
 
@@ -418,13 +422,13 @@ def _commands(group, prefix: str = "") -> dict[str, object]:
 #: derived from already-stored traces or from the user's own corpus says so; "-" writes nothing that
 #: holds answer text (prints, or writes numbers, ids and labels).
 COMMAND_WRITERS: dict[str, str] = {
-    "run": "run-traces", "ablate": "ablation-traces", "redact": "shared-traces",
-    "import-traces otel": "otel-import", "serve": "service-traces service-feedback store-traces store-feedback",
-    "demo": "run-traces store-traces store-runs", "gate-run": "run-traces store-traces store-runs",
+    "run": "run-traces", "ablate": "ablation-traces", "traces redact": "shared-traces",
+    "traces import": "otel-import", "serve": "service-traces service-feedback store-traces store-feedback",
+    "demo": "run-traces store-traces store-runs", "gate run": "run-traces store-traces store-runs",
     "feedback import": "store-feedback store-runs",
     # reports scored from traces files that were redacted when they were written (run, ablate, otel import)
-    "eval": "derived", "chain-eval": "derived", "compare": "derived", "release": "derived",
-    "export-trec": "derived",
+    "eval": "derived", "compare": "derived", "release": "derived",
+    "trec export": "derived",
 }
 
 
@@ -445,8 +449,9 @@ def test_every_command_is_classified() -> None:
 #: Commands that print only (``ask --json`` prints raw text by design and stores nothing), or write the
 #: user's own corpus, cases, index, labels, pools or metrics back out.
 READ_ONLY_OR_CORPUS = {
-    "import", "index", "search", "ask", "audit", "split", "leakage", "synth", "pool", "pool-import",
-    "judge calibrate", "gate", "baseline", "diff", "trec-eval", "runs list", "runs rm",
+    "import", "index", "search", "ask", "cases audit", "cases split", "cases leakage", "cases synth", "cases pool",
+    "cases judgments", "judge calibrate", "gate check", "gate baseline", "gate diff", "trec eval", "runs list",
+    "runs rm",
 }
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from hoprag.gates.metrics import Metric
+from hoprag.metrics import Metric
 from hoprag.store import RunStore
 
 N_PROCESSES = 3
@@ -24,7 +24,7 @@ N_METRICS = 25
 
 def _open_and_write(url: str, barrier: object, index: int, results: object) -> None:
     try:
-        from hoprag.gates.metrics import Metric
+        from hoprag.metrics import Metric
         from hoprag.store import RunStore
 
         barrier.wait(timeout=60)  # type: ignore[attr-defined]

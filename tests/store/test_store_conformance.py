@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hoprag.gates.metrics import Metric
+from hoprag.metrics import Metric
 from hoprag.jsonl import read_records
 from hoprag.records import Trace
 from hoprag.store import FeedbackEvent, RunStore, StoreError

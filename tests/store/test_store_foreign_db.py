@@ -291,7 +291,8 @@ def run_store_commands() -> dict[str, object]:
 
     def walk(command: object, path: tuple[str, ...]) -> None:
         for name, sub in sorted(getattr(command, "commands", {}).items()):
-            walk(sub, (*path, name))
+            if not sub.hidden:  # a renamed command's old spelling: the same command
+                walk(sub, (*path, name))
         for param in getattr(command, "params", []):
             if "--store" in getattr(param, "opts", ()):
                 key = " ".join(path)
@@ -317,12 +318,12 @@ def small_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def args_for(path: str, store: str, tmp: Path, index: Path) -> list[str]:
     """Arguments that are valid for ``hoprag PATH`` but for the store."""
     table = {
-        "baseline": ["baseline", "--run", "r1"],
+        "gate baseline": ["gate", "baseline", "--run", "r1"],
         "demo": ["demo", "--data", str(ROOT / "data"), "--out", str(tmp / "demo"), "-q"],
-        "diff": ["diff", "r1", "r2"],
+        "gate diff": ["gate", "diff", "r1", "r2"],
         "feedback import": ["feedback", "import", str(DATA / "gates_feedback.jsonl")],
-        "gate": ["gate", "--run", "r1", "--thresholds", str(ROOT / "thresholds.yaml")],
-        "gate-run": ["gate-run", str(ENTERPRISE / "corpus.jsonl"), "--cases", str(ENTERPRISE / "cases.jsonl"),
+        "gate check": ["gate", "check", "--run", "r1", "--thresholds", str(ROOT / "thresholds.yaml")],
+        "gate run": ["gate", "run", str(ENTERPRISE / "corpus.jsonl"), "--cases", str(ENTERPRISE / "cases.jsonl"),
                      "--out", str(tmp / "gate-run"), "--embedder", "hash"],
         "runs list": ["runs", "list"],
         "runs rm": ["runs", "rm", "--failed"],
@@ -362,8 +363,8 @@ def test_every_command_that_takes_a_run_store_refuses_a_foreign_database_unchang
         where, state = str(sa.engine.make_url(store).database), lambda: pg_dump(store)
     before = state()
     commands = run_store_commands()
-    assert {"runs list", "runs rm", "gate", "baseline", "diff", "feedback import", "gate-run", "demo",
-            "serve"} <= set(commands)
+    assert {"runs list", "runs rm", "gate check", "gate baseline", "gate diff", "feedback import", "gate run",
+            "demo", "serve"} <= set(commands)
     for path in sorted(commands):
         code, out, err = cli(capsys, args_for(path, store, tmp_path, small_index))
         lines = [line for line in err.splitlines() if line.strip()]

@@ -72,7 +72,7 @@ def test_lost_connection_mid_write_is_one_clear_error(pg_url: str) -> None:
 
 
 def test_a_job_that_loses_its_connection_leaves_its_run_failed(pg_url: str) -> None:
-    from hoprag.gates.metrics import Metric
+    from hoprag.metrics import Metric
 
     with RunStore(pg_url) as store:
         store.create_run("job-1", kind="gate-run")

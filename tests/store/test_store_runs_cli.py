@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from hoprag.cli import main
-from hoprag.gates.metrics import Metric
+from hoprag.metrics import Metric
 from hoprag.jsonl import read_records
 from hoprag.records import Trace
 from hoprag.store import FeedbackEvent, RunStore

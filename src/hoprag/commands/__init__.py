@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 if TYPE_CHECKING:
-    from hoprag.acl import Clearance
+    from hoprag.security.acl import Clearance
 
 STORE_HELP = "run store URL (postgresql://… or a SQLite path); default $HOPRAG_STORE or .hoprag/hoprag.db"
 # No envvar= here: hoprag.security.clearance reads HOPRAG_CLEARANCE / HOPRAG_ACL_LEVELS itself, so a
@@ -70,21 +70,6 @@ def caller_clearance(clearance: str | None, acl_levels: str | None, index: Any) 
 
 #: dense models ``--embedder`` names (hoprag.index.embedders builds them)
 EMBEDDER_NAMES = ("minilm", "static")
-
-
-def check_choice(value: str, valid: tuple[str, ...], what: str) -> str:
-    """``value`` when it is one of ``valid``, else a :class:`~hoprag.errors.ConfigError` listing them."""
-    if value not in valid:
-        import difflib
-
-        from hoprag.errors import ConfigError
-        from hoprag.validation_messages import quote
-
-        close = difflib.get_close_matches(value, valid, n=1)
-        hint = f" (did you mean {close[0]}?)" if close else ""
-        raise ConfigError(f"unknown {what} {quote(value, 80)}; valid: {', '.join(valid)}. "
-                          f"Fix: pass one of them{hint}")
-    return value
 
 
 #: command groups: name -> what the group holds (its --help line)

@@ -8,7 +8,8 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from hoprag.commands import EMBEDDER_NAMES, EXECUTOR_OPT, WORKERS_OPT, check_choice
+from hoprag.commands import EMBEDDER_NAMES, EXECUTOR_OPT, WORKERS_OPT
+from hoprag.validation_messages import check_choice
 
 out = Console()
 

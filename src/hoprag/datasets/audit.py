@@ -45,7 +45,7 @@ from typing import Any
 
 from hoprag.datasets.labels import LabelReport, verify_labels
 from hoprag.datasets.schema import Case
-from hoprag.evaluation.attribution import containment
+from hoprag.ingest.text import containment
 from hoprag.pipeline.text import fold
 from hoprag.records import Document
 

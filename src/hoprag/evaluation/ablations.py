@@ -30,7 +30,7 @@ A gold fact's chunks are the indexed chunks of its source document that overlap 
 (all of the document's chunks when the fact has no spans). A case whose layer-1 facts have no chunk
 in the index gets no oracle-hop trace and is counted in ``oracle_unseeded``.
 
-With a ``clearance`` (:mod:`hoprag.acl`) every row runs for a caller at that level: the engines
+With a ``clearance`` (:mod:`hoprag.security.acl`) every row runs for a caller at that level: the engines
 retrieve only what it may see, and the oracle rows are built from the visible chunks only (a gold
 fact above the clearance counts as not indexed), so no row holds a document above it.
 """
@@ -44,7 +44,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hoprag.acl import Clearance, visible_corpus
+from hoprag.security.acl import Clearance, visible_corpus
 from hoprag.datasets.schema import Case
 from hoprag.evaluation.chain_eval import evaluate_chains
 from hoprag.evaluation.graph import chain_fact_ids, item_relevant

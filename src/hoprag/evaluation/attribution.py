@@ -33,7 +33,7 @@ from hoprag.datasets.schema import Case
 from hoprag.evaluation.graph import item_relevant
 from hoprag.evaluation.matching import locate
 from hoprag.evaluation.memo import memoized
-from hoprag.pipeline.text import content_tokens
+from hoprag.ingest.text import contained_in, containment, content_tokens
 from hoprag.records import Claim, Evidence, Hit, Trace
 
 
@@ -56,19 +56,6 @@ class Judge(Protocol):
     prompt_version: str
 
     def judge(self, claim: str, evidence_text: str) -> Judgment: ...
-
-
-def containment(part: str, whole: str) -> float:
-    """Share of ``part``'s content tokens that occur in ``whole`` (1 when ``part`` has none)."""
-    return _contained(part, set(content_tokens(whole)))
-
-
-def _contained(part: str, whole: set[str]) -> float:
-    """:func:`containment` against the content tokens of ``whole``, already a set."""
-    needed = set(content_tokens(part))
-    if not needed:
-        return 1.0
-    return len(needed & whole) / len(needed)
 
 
 @dataclass(frozen=True)
@@ -190,7 +177,7 @@ def claim_recall(case: Case, trace: Trace, k: int | None = None, *, threshold: f
 
     def compute() -> float:  # once per case, trace and threshold within an evaluation (the diagnosis asks too)
         said = set(content_tokens(" ".join([trace.answer.text, *(c.text for c in trace.answer.claims)])))
-        made = sum(1 for ref in case.reference_claims if _contained(ref, said) >= threshold)
+        made = sum(1 for ref in case.reference_claims if contained_in(ref, said) >= threshold)
         return made / len(case.reference_claims)
 
     return memoized(f"claim_recall:{threshold!r}", (case, trace), compute)

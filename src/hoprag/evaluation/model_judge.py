@@ -27,14 +27,13 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 from hoprag.errors import ConfigError
 
 if TYPE_CHECKING:
     from hoprag.datasets.schema import Case
-    from hoprag.evaluation.calibration import Example
     from hoprag.llm.openai_compat import OpenAICompatLLM
     from hoprag.llm.settings import LLMSettings
 
@@ -60,6 +59,14 @@ _QUESTIONS = {
 }
 _WORD = re.compile(r"^[\s\"'*`_]*(yes|no)(?![a-z])", re.IGNORECASE)
 
+
+
+class GradedItem(Protocol):
+    """What a grader reads of a calibration example (hoprag.evaluation.calibration.Example has it)."""
+
+    task: str
+    claim: str
+    evidence: str
 
 class GraderFailure(Exception):
     """One example the grader gave no verdict for; ``reason`` says why, ``reply`` what it said."""
@@ -145,7 +152,7 @@ class ModelGrader:
                 "base_url_host": _host(self.llm.base_url), "temperature": 0.0, "seed": self.seed,
                 "max_tokens": MAX_TOKENS}
 
-    def grade(self, example: Example, case: Case) -> bool:
+    def grade(self, example: GradedItem, case: Case) -> bool:
         """The model's verdict on one example; :class:`GraderFailure` when it gives none."""
         from hoprag.llm.base import Message
         from hoprag.llm.errors import LLMError, LLMJSONError

@@ -29,12 +29,12 @@ from hoprag.jsonl import read_jsonl_dicts
 __all__ = ["FACT_PREFIX", "judged_cases", "read_annotation"]
 
 FACT_PREFIX = "pool:"
+#: the pool file labellers read (written by hoprag.evaluation.pools.write_pool)
+ANNOTATION_FILE = "annotation.jsonl"
 
 
 def read_annotation(pool_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
     """``(case_id, doc_id)`` → the annotation row (question, title, text) of a pool directory."""
-    from hoprag.evaluation.pools import ANNOTATION_FILE
-
     path = pool_dir / ANNOTATION_FILE
     if not path.is_file():
         raise InputError(f"no {ANNOTATION_FILE} in the pool directory", source=str(pool_dir),

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from hoprag.errors import ConfigError, InputError
+from hoprag.evaluation.pool_facts import ANNOTATION_FILE, read_annotation
 from hoprag.io.kinds import ANY_JSONL, CASES_JSONL, JSON_DOCUMENT, RECORDS_JSONL, TREC_QRELS, OutputKind
 from hoprag.io.outputs import write_text
 from hoprag.files import check_dir, read_text
@@ -53,7 +54,6 @@ __all__ = [
     "write_pool",
 ]
 
-ANNOTATION_FILE = "annotation.jsonl"
 POOL_FILE = "pool.txt"
 PROVENANCE_FILE = "provenance.jsonl"
 MANIFEST_FILE = "manifest.json"
@@ -330,7 +330,7 @@ def import_judgments(
         raise InputError("--out is a directory", source=str(out), fix="give --out a file path for the qrels")
     judged_cases: list[Any] = []
     if cases_out is not None:
-        from hoprag.evaluation.pool_facts import judged_cases as to_cases, read_annotation
+        from hoprag.evaluation.pool_facts import judged_cases as to_cases
 
         if Path(cases_out).is_dir():
             raise InputError("--cases-out is a directory", source=str(cases_out),

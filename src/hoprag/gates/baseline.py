@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from hoprag.errors import ConfigError
-from hoprag.gates.metrics import Metric
+from hoprag.metrics import Metric
 from hoprag.store import FAILED, INCOMPLETE, RUNNING, BaselineInfo, RunStore
 
 __all__ = ["PROFILE_ARTIFACT", "REFERENCE_ARTIFACT", "Baseline", "freeze_baseline", "load_baseline"]

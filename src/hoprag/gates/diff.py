@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from hoprag.gates.gate import latest_values
-from hoprag.gates.metrics import STAGES
+from hoprag.metrics import STAGES
 from hoprag.store import RunStore
 
 __all__ = ["DiffRow", "diff_runs"]

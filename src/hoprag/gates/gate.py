@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from hoprag.errors import ConfigError
-from hoprag.gates.metrics import STAGES, Metric
+from hoprag.metrics import STAGES, Metric
 from hoprag.gates.thresholds import Rule, Thresholds
 
 __all__ = ["GateReport", "GateRow", "evaluate_gate", "latest_values"]

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from hoprag.gates.metrics import Metric, canonical_stage
+from hoprag.metrics import Metric, canonical_stage
 
 __all__ = ["REGISTRY", "EvalHook", "Stage", "StageContext", "StageRunner", "hook", "hooks_for", "metric", "unregister"]
 

@@ -32,7 +32,7 @@ from hoprag.gates.checks.indexing import IndexOutput
 from hoprag.gates.checks.retrieval import RetrievalOutput
 from hoprag.gates.embedding_source import BatchEmbedder, make_embedder
 from hoprag.gates.hooks import StageRunner
-from hoprag.gates.metrics import Metric
+from hoprag.metrics import Metric
 from hoprag.index.contract import Index
 from hoprag.jsonl import parse_json, read_jsonl_dicts
 from hoprag.records import Chunk, Document, Trace

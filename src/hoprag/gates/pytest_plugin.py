@@ -11,7 +11,7 @@ Enabled through the ``pytest11`` entry point (or ``-p hoprag.gates.pytest_plugin
         hoprag_gate()        # arguments come from the marker
 
 ``hoprag_gate(run=None, thresholds=None, *, store=None, baseline="default", no_baseline=False,
-metrics=None)`` also gates a list of :class:`~hoprag.gates.metrics.Metric` given directly
+metrics=None)`` also gates a list of :class:`~hoprag.metrics.Metric` given directly
 (``metrics=``, no store needed). Warnings become ``HopragGateWarning`` pytest warnings. Options:
 ``--hoprag-store`` and ``--hoprag-thresholds`` set suite-wide defaults.
 """

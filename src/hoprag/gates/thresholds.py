@@ -24,7 +24,7 @@ from typing import Any
 from hoprag.errors import ConfigError
 from hoprag.finite_numbers import NumberError, finite_float
 from hoprag.gates.checks.retrieval import CUTOFF_FAMILIES, PLAIN_FAMILIES
-from hoprag.gates.metrics import STAGES, canonical_stage
+from hoprag.metrics import STAGES, canonical_stage
 from hoprag.validation_messages import quote
 
 __all__ = ["KNOWN_METRICS", "MODES", "Rule", "Thresholds", "is_known_metric", "load_thresholds", "parse_thresholds"]

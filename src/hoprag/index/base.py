@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any, Protocol, runtime_checkable
 
-from hoprag.acl import Clearance
+from hoprag.security.acl import Clearance
 from hoprag.records import Hit
 
 __all__ = ["Filters", "Retriever"]
@@ -24,7 +24,7 @@ class Retriever(Protocol):
     found); ``filters`` restricts to chunks whose document matches (see :data:`Filters`). A query
     with no usable terms returns ``[]``.
 
-    ``clearance`` (a level name such as ``"internal"``, or a :class:`~hoprag.acl.Clearance` carrying
+    ``clearance`` (a level name such as ``"internal"``, or a :class:`~hoprag.security.acl.Clearance` carrying
     its own policy) restricts to chunks whose document a caller at that level may see, applied
     *before* top-k so the caller still gets ``k`` allowed hits when ``k`` exist; ``None`` (the
     default) means no restriction: the operator who owns the index. An unknown level raises

@@ -20,7 +20,8 @@ from typing import Callable, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from hoprag.acl import Clearance, resolve_clearance
+from hoprag.security.acl import Clearance
+from hoprag.security.clearance import resolve_clearance
 from hoprag.errors import ConfigError
 from hoprag.index.base import Filters
 from hoprag.index.bm25_arrays import BM25Arrays

@@ -2,7 +2,7 @@
 
 BM25 and dense retrieval score chunks in one fixed order; this table turns positions in that order
 back into :class:`~hoprag.records.Hit` records, and filters, exclusions and a caller's clearance
-(:mod:`hoprag.acl`) into boolean masks applied before top-k selection. Over a loaded index the
+(:mod:`hoprag.security.acl`) into boolean masks applied before top-k selection. Over a loaded index the
 columns are read lazily (:mod:`hoprag.index.corpus_db`): a clearance mask is one numpy gather over
 the memory-mapped class codes, hits look up only their own rows.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from hoprag.acl import Clearance, ClearancePolicy
+from hoprag.security.acl import Clearance, ClearancePolicy
 from hoprag.errors import ConfigError, EmptyCorpusError, InputError
 from hoprag.index.base import Filters
 from hoprag.index.corpus_db import CorpusDB

@@ -22,7 +22,8 @@ from typing import Callable, Literal
 
 import numpy as np
 
-from hoprag.acl import Clearance, resolve_clearance
+from hoprag.security.acl import Clearance
+from hoprag.security.clearance import resolve_clearance
 from hoprag.errors import ConfigError
 from hoprag.index.ann import SPARSE_SHARE, HnswIndex
 from hoprag.index.base import Filters

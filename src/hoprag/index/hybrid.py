@@ -26,7 +26,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 from typing import Literal
 
-from hoprag.acl import Clearance, resolve_clearance
+from hoprag.security.acl import Clearance
+from hoprag.security.clearance import resolve_clearance
 from hoprag.errors import ConfigError
 from hoprag.index.base import Filters, Retriever
 from hoprag.index.fusion import RRF_K, reciprocal_rank_fusion

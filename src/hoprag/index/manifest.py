@@ -120,7 +120,7 @@ class IndexManifest(BaseModel):
     created_at: str
     artifact_id: str
     dense: DenseInfo | None = None
-    #: documents per ``acl`` class as the corpus labels them (``""`` = no class); see :mod:`hoprag.acl`
+    #: documents per ``acl`` class as the corpus labels them (``""`` = no class); see :mod:`hoprag.security.acl`
     acl_classes: dict[str, int] = Field(default_factory=dict)
     #: the entity graph's counts, size and build time (``None``: built with ``graph=False``)
     graph: GraphInfo | None = None

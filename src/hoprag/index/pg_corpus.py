@@ -6,7 +6,7 @@ asked for, and the corpus is never read into the process (the counterpart of
   a question reads again; retrieval puts its hits' chunks there, and their documents when small, so
   rendering and the engine read them without a round trip); ``len`` comes from the stored counts;
   iteration streams ids (or rows) in corpus order, a batch at a time.
-- A caller's view (:func:`hoprag.acl.visible_corpus`) is the set of ``acl`` levels it may see,
+- A caller's view (:func:`hoprag.security.acl.visible_corpus`) is the set of ``acl`` levels it may see,
   applied as ``WHERE d.acl_level = ANY(...)`` to every lookup, iteration and count.
 - ``chunks.term_stats`` gives a term's document frequency from the ``terms`` table (the BM25
   tokens, as :class:`~hoprag.index.term_stats.TermStats` does from the local matrix); under a

@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from hoprag.acl import Clearance, resolve_clearance
+from hoprag.security.acl import Clearance
+from hoprag.security.clearance import resolve_clearance
 from hoprag.errors import ConfigError, IndexLoadError
 from hoprag.index.base import Filters, Retriever
 from hoprag.index.contract import Index, IndexStats

@@ -10,7 +10,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["SPELLED", "STOPWORDS", "content_tokens", "fold", "fold_accents", "tokens"]
+__all__ = ["SPELLED", "STOPWORDS", "contained_in", "containment", "content_tokens", "fold", "fold_accents", "tokens"]
 
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are as at be because been before
@@ -91,3 +91,16 @@ def tokens(text: str) -> list[str]:
 def content_tokens(text: str) -> list[str]:
     """Folded tokens without stopwords, in order (duplicates kept)."""
     return [t for t in tokens(text) if t not in STOPWORDS]
+
+
+def containment(part: str, whole: str) -> float:
+    """Share of ``part``'s content tokens that occur in ``whole`` (1 when ``part`` has none)."""
+    return contained_in(part, set(content_tokens(whole)))
+
+
+def contained_in(part: str, whole: set[str]) -> float:
+    """:func:`containment` against the content tokens of ``whole``, already a set."""
+    needed = set(content_tokens(part))
+    if not needed:
+        return 1.0
+    return len(needed & whole) / len(needed)

@@ -11,7 +11,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from hoprag.acl import Clearance
+from hoprag.security.acl import Clearance
 from hoprag.records import Hit
 
 

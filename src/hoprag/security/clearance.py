@@ -17,8 +17,8 @@ but the order of the levels would be a guess). Each refusal is a :class:`~hoprag
 naming the value, where it came from and the fix.
 
 :func:`resolve_clearance` is the value-level half retrievers and engines use on what they are
-handed (a level name or a :class:`~hoprag.acl.Clearance`); the policy itself lives in
-:mod:`hoprag.acl`.
+handed (a level name or a :class:`~hoprag.security.acl.Clearance`); the policy itself lives in
+:mod:`hoprag.security.acl`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from hoprag.acl import DEFAULT_LEVELS, Clearance, ClearancePolicy, parse_levels
+from hoprag.security.acl import DEFAULT_LEVELS, Clearance, ClearancePolicy, parse_levels
 from hoprag.errors import ConfigError
 
 __all__ = [

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hoprag.acl import ClearancePolicy
+from hoprag.security.acl import ClearancePolicy
 from hoprag.errors import ConfigError
 from hoprag.validation_messages import quote
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import sqlalchemy as sa
 
-from hoprag.gates.metrics import Metric
+from hoprag.metrics import Metric
 from hoprag.records import Trace
 from hoprag.security.boundary import trace_for_storage, value_for_storage
 from hoprag.store import schema as t

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from hoprag.gates.hooks import hook, metric
-from hoprag.gates.metrics import Metric
+from hoprag.metrics import Metric
 from hoprag.ingest.chunking import token_count
 from hoprag.records import Chunk, Document
 

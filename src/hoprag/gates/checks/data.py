@@ -16,7 +16,7 @@ from typing import Any
 from hoprag.gates.checks.dedup import find_duplicates
 from hoprag.gates.checks.pii import PII_KINDS, pii_counts, scan_pii
 from hoprag.gates.hooks import hook, metric
-from hoprag.gates.metrics import Metric
+from hoprag.metrics import Metric
 from hoprag.records import Document
 
 __all__ = ["IngestOutput", "SCHEMA_FIELDS", "field_profile", "schema_metrics", "type_flips"]

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from hoprag.gates.hooks import hook, metric
-from hoprag.gates.metrics import Metric
+from hoprag.metrics import Metric
 
 __all__ = ["EmbedOutput", "centroid_drift", "ks_statistic", "oov_share", "pairwise_similarities",
            "reference_sample", "unknown_token_ids"]

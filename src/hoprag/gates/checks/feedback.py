@@ -26,7 +26,7 @@ from typing import Any
 from hoprag.errors import InputError
 from hoprag.finite_numbers import INT_MAX, finite_float
 from hoprag.gates.hooks import hook, metric
-from hoprag.gates.metrics import STAGES, Metric
+from hoprag.metrics import STAGES, Metric
 from hoprag.jsonl import read_jsonl_dicts
 from hoprag.store.records import FeedbackEvent
 from hoprag.validation_messages import quote

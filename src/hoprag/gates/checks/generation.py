@@ -26,7 +26,7 @@ from hoprag.evaluation.answers import answer_em, answer_f1
 from hoprag.evaluation.calibration_record import uncalibrated_meta
 from hoprag.gates.checks.textmetrics import corpus_bleu, rouge_f1
 from hoprag.gates.hooks import hook, metric
-from hoprag.gates.metrics import Metric
+from hoprag.metrics import Metric
 from hoprag.records import Claim, Trace
 
 __all__ = ["GenerationOutput", "claim_support", "faithfulness", "factuality"]

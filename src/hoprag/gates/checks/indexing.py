@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hoprag.gates.hooks import hook, metric
-from hoprag.gates.metrics import Metric
+from hoprag.metrics import Metric
 from hoprag.records import Chunk, Document
 
 __all__ = ["IndexOutput"]

@@ -13,7 +13,7 @@ from typing import Any
 
 from hoprag.evaluation.measures.documents import retrieval_measures
 from hoprag.gates.hooks import hook, metric
-from hoprag.gates.metrics import Metric
+from hoprag.metrics import Metric
 from hoprag.trec import Qrels, Run
 
 __all__ = ["CUTOFF_FAMILIES", "PLAIN_FAMILIES", "RetrievalOutput", "gate_measures", "retrieval_check"]

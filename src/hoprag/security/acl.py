@@ -33,7 +33,6 @@ __all__ = [
     "LeakDetector",
     "acl_counts",
     "parse_levels",
-    "resolve_clearance",
     "visible_corpus",
 ]
 
@@ -132,17 +131,6 @@ class Clearance:
         if self.policy == ClearancePolicy():
             return self.level
         return f"{self.level} of {'<'.join(self.policy.levels)} (unlabelled={self.policy.unlabelled})"
-
-
-def resolve_clearance(clearance: str | Clearance | None, policy: ClearancePolicy | None = None) -> Clearance | None:
-    """``None`` stays ``None`` (no restriction); a level name is parsed under ``policy`` (default levels).
-
-    Kept by :func:`hoprag.security.clearance.resolve_clearance` (imported when called: that module
-    builds on this one).
-    """
-    from hoprag.security.clearance import resolve_clearance as resolve
-
-    return resolve(clearance, policy)
 
 
 def parse_levels(text: str, *, unlabelled: str | None = None) -> ClearancePolicy:
