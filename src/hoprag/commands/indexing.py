@@ -133,8 +133,7 @@ def _update(ctx: typer.Context, corpora: list[Path], out_dir: Optional[Path], st
     """``--update``: one call into :func:`hoprag.index.update.update_index`."""
     from hoprag.errors import ConfigError
     from hoprag.executors import parse_executor
-    from hoprag.index.store import load_index
-    from hoprag.index.update import update_index
+    from hoprag.index.update import read_manifest, update_index
     from hoprag.index.update_plan import read_delete_ids
     from hoprag.ingest.loaders import iter_corpora
     from hoprag.progress import staged_progress
@@ -151,7 +150,7 @@ def _update(ctx: typer.Context, corpora: list[Path], out_dir: Optional[Path], st
     if not corpora and delete_file is None:
         raise ConfigError("--update was given nothing to change. Fix: give documents to add or replace (CORPUS) "
                           "or ids to delete (--delete FILE)")
-    config = load_index(out_dir).manifest.config
+    config = read_manifest(out_dir).config
     for name, (group, field) in _KEPT.items():
         source = ctx.get_parameter_source(name)
         if source is None or source.name != "COMMANDLINE":  # typer's own click: compare by name

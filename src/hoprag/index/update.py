@@ -46,14 +46,14 @@ from hoprag.index.bm25 import BATCH, BM25Retriever, index_text
 from hoprag.index.bm25_delta import updated_matrix
 from hoprag.index.corpus_db import DB_FILE, SCHEMA, CorpusWriter
 from hoprag.index.graph_build import GraphBuilder
-from hoprag.index.manifest import DenseInfo, IndexManifest, IndexUpdate, _digest, config_hash
+from hoprag.index.manifest import DenseInfo, IndexManifest, IndexUpdate, config_hash
 from hoprag.index.store import BM25_DIR, MANIFEST, LoadedIndex, build_index, load_index
 from hoprag.index.update_plan import UpdatePlan, plan_update
 from hoprag.ingest.chunking import chunk_document
 from hoprag.locks import FileLockedError, exclusive_lock
 from hoprag.records import Document
 
-__all__ = ["UpdateResult", "update_index"]
+__all__ = ["UpdateResult", "read_manifest", "update_index"]
 
 Progress = Callable[[str, int, int], None]
 
@@ -88,6 +88,15 @@ def update_index(
     except FileLockedError as exc:
         raise InputError(f"another process is updating this index ({'PID ' + str(exc.pid) if exc.pid else 'a lock'} "
                          "holds it)", source=str(target), fix="wait for the other update to finish, then run this one") from None
+
+
+def read_manifest(directory: str | Path) -> IndexManifest:
+    """The manifest of the index an update would change (its build options), without opening the index."""
+    target = Path(directory)
+    try:
+        return IndexManifest.model_validate_json((target / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return load_index(target).manifest  # says what is wrong with the directory, with the fix
 
 
 def _update(target: Path, documents: Iterable[Document], deletes: Sequence[str], progress: Progress | None,
@@ -268,8 +277,10 @@ def _corpus_hash(db_file: Path) -> str:
     digest = hashlib.sha256()
     conn = sqlite3.connect(db_file)
     try:
-        for (record,) in conn.execute("SELECT record FROM documents ORDER BY pos"):
-            _digest(digest, record)
+        # the stored UTF-8 bytes as they are: no decoding and encoding again of every record
+        for (record,) in conn.execute("SELECT CAST(record AS BLOB) FROM documents ORDER BY pos"):
+            digest.update(record)
+            digest.update(b"\n")
     finally:
         conn.close()
     return digest.hexdigest()
