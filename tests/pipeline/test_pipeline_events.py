@@ -182,3 +182,32 @@ def test_fan_out_calls_each_listener_in_order() -> None:
     listen(PlanStarted())
     assert heard == ["a", "b"]
     assert fan_out(None, None) is None
+
+
+def test_ask_prints_a_progress_line_per_event(hotpot_slice, tmp_path, capsys) -> None:
+    import json
+    import sys
+
+    from hoprag.cli import main
+    from hoprag.index.store import build_index
+
+    build_index(hotpot_slice.documents, tmp_path / "index")
+
+    def ask(*flags: str) -> tuple[str, str]:
+        saved, sys.argv = sys.argv, ["hoprag", "ask", str(tmp_path / "index"), RUSH, "--no-graph", *flags]
+        try:
+            main()
+        except SystemExit as exc:
+            assert not exc.code
+        finally:
+            sys.argv = saved
+        captured = capsys.readouterr()
+        return captured.out, captured.err
+
+    _, progress = ask()
+    bridges = "Into Existence, Keith John Moon, Steven Bruce"  # hop 1's first three bridges (the test above)
+    lines = ["planning  …", f"hop 1 · searching {RUSH} …", f"hop 2 · searching conditioned on {bridges} …",
+             "judging 9 passages held …", "synthesising  …"]
+    assert progress.split() == " ".join(lines).split()  # the console wraps long lines at its width
+    out, quiet = ask("--json")
+    assert quiet == "" and json.loads(out)["answer"]["text"] == "Rush"  # --json: no progress lines

@@ -58,6 +58,21 @@ def test_an_ask_leaves_question_stage_and_hop_spans(server, spans) -> None:
     assert all(root.start_time <= h.start_time <= h.end_time <= root.end_time for h in hops)
 
 
+def test_the_question_span_marks_the_engines_events(server, spans) -> None:
+    question = "Under the current data residency policy, which hosting region holds the cloud-side data of the Bastion Fleet plans?"
+    body = httpx.post(server.url + "/api/ask", json={"question": question, "store": False},
+                      headers=server.auth("restricted"), timeout=30).json()
+    root = next(s for s in spans.get_finished_spans() if s.name == "hoprag.answer")
+    names = [e.name for e in root.events]
+    hops = max(step["hop"] for step in body["steps"])
+    assert names[0] == "hoprag.plan" and names.count("hoprag.hop_started") == hops
+    assert "hoprag.judge" in names and body["answer"] and names[-1] == "hoprag.first_token"
+    assert [e.timestamp for e in root.events] == sorted(e.timestamp for e in root.events)
+    judged = [e.attributes for e in root.events if e.name == "hoprag.judge"]
+    assert judged[-1]["hoprag.sufficient"] == (body["stop_reason"] == "sufficient")
+    assert not any(question[:20] in str(v) for e in root.events for v in e.attributes.values())  # no query text
+
+
 def test_each_request_has_a_server_span_that_parents_the_answer(server, spans) -> None:
     from opentelemetry.trace import SpanKind
 
