@@ -18,7 +18,7 @@ from fastapi import APIRouter, Header, Query, Request
 from fastapi.responses import HTMLResponse, Response, StreamingResponse
 
 from hoprag.records import Trace
-from hoprag.service.app import ServiceError, ServiceState, split_fix
+from hoprag.service.state import ServiceError, ServiceState, split_fix
 from hoprag.pipeline.events import OnEvent, fan_out
 from hoprag.service.models import (
     AskRequest,

@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from hoprag.records import Trace
-from hoprag.service.app import ServiceError, ServiceState
+from hoprag.service.state import ServiceError, ServiceState
 from hoprag.service.streaming import hit_view
 
 __all__ = ["answer_view", "document_view", "gate_view", "report_html", "trace_visible"]

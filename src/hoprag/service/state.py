@@ -1,0 +1,101 @@
+"""What every route of the service shares: its configuration, the state loaded once per app, and the
+error every route raises (an HTTP status, what was wrong, the fix).
+
+:mod:`hoprag.service.app` builds the app from these; :mod:`hoprag.service.api` and
+:mod:`hoprag.service.views` read them, so the routes never import the app that mounts them.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from hoprag.errors import HopragError
+from hoprag.pipeline.spec import EngineSpec
+from hoprag.service.tokens import ANONYMOUS, Caller, TokenTable
+
+__all__ = ["ServiceConfig", "ServiceError", "ServiceState", "split_fix"]
+
+
+class ServiceConfig(BaseModel):
+    """What ``hoprag serve`` starts with."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    index_dir: Union[Path, str] = Field(description="index directory, or a postgresql://…?index=NAME URL")
+    store: Optional[str] = Field(None, description="run store URL (default $HOPRAG_STORE or .hoprag/hoprag.db)")
+    tokens: Optional[Path] = Field(None, description="tokens.yaml; without it every caller is local and may write")
+    clearance: Optional[str] = Field(None, description="clearance of callers without a token "
+                                     "(default $HOPRAG_CLEARANCE, else the lowest level: public)")
+    acl_levels: Optional[str] = Field(None, description="clearance levels, lowest first "
+                                      "(default $HOPRAG_ACL_LEVELS, else public,internal,confidential,restricted)")
+    unlabelled: Optional[str] = Field(None, description="level of documents without an acl class")
+    engine: EngineSpec = Field(
+        default_factory=EngineSpec,
+        description="the engine questions are answered with (hoprag.pipeline.spec); a request chooses the engine, "
+        "mode, k and whether the models answer. A model call's timeout is 20 s unless the spec sets one",
+    )
+    run_id: Optional[str] = Field(None, description="run that feedback is recorded under")
+    thresholds: Optional[Path] = None
+    cases: Optional[Path] = Field(None, description="cases.jsonl: lets the run browser show evaluation reports")
+    request_timeout: float = Field(30.0, gt=0)
+    max_body_bytes: int = Field(64 * 1024, ge=1024)
+    workers: int = Field(16, ge=1, le=256, description="threads answering questions")
+
+
+class ServiceError(HopragError):
+    """An error with an HTTP status; ``error`` says what was wrong, ``fix`` what to do."""
+
+    def __init__(self, status: int, error: str, fix: str) -> None:
+        super().__init__(f"{error}. Fix: {fix}")
+        self.status = status
+        self.error = error
+        self.fix = fix
+
+
+def split_fix(message: str) -> tuple[str, str]:
+    """A hoprag message ``what. Fix: how`` as (what, how)."""
+    head, sep, tail = message.partition(". Fix: ")
+    return (head, tail) if sep else (message, "correct the request as the message says")
+
+
+@dataclass
+class ServiceState:
+    """Everything the routes share (one per app)."""
+
+    config: ServiceConfig
+    index: Any
+    policy: Any
+    pool: Any
+    store: Any
+    tokens: TokenTable | None
+    executor: ThreadPoolExecutor
+    thresholds: Any
+    cases: Any
+
+    def caller(self, authorization: str | None) -> Caller:
+        """The caller a request's ``Authorization`` header names (401 for a bad or unknown token)."""
+        if self.tokens is None:
+            return Caller(name="local", clearance=self.config.clearance, can_write=True)
+        if not authorization:  # the lowest level: public under the default levels
+            return ANONYMOUS if ANONYMOUS.clearance == self.policy.levels[0] else replace(ANONYMOUS, clearance=self.policy.levels[0])
+        scheme, _, token = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise ServiceError(401, "the Authorization header is not 'Bearer <token>'",
+                               "send Authorization: Bearer <token> with a token from the server's tokens file")
+        found = self.tokens.lookup(token.strip())
+        if found is None:
+            raise ServiceError(401, "unknown token", "send a token listed in the server's tokens file")
+        return found
+
+    def writer(self, caller: Caller) -> Caller:
+        if not caller.can_write:
+            if not caller.authenticated:
+                raise ServiceError(401, "this request writes to the run store and needs a bearer token",
+                                   "send Authorization: Bearer <token> (or ask with store=false)")
+            raise ServiceError(403, f"caller '{caller.name}' may not write",
+                               "use a token whose entry has can_write: true")
+        return caller
