@@ -40,6 +40,18 @@ def hits_table(hits: Sequence[Hit], chunks: Mapping[str, Chunk], *, title: str =
     return table
 
 
+#: why the evidence is partial, by the stop reason the trace records
+PARTIAL_WHY = {
+    "max_hops": "the hop limit was reached",
+    "time_budget": "the time budget ran out",
+    "token_budget": "the token budget ran out",
+    "loop_detected": "the search went in a loop",
+    "no_new_evidence": "a hop found nothing new",
+    "no_bridge": "no bridge to the next hop was found",
+    "no_evidence": "nothing was found",
+}
+
+
 def trace_report(trace: Trace, *, hits_per_step: int = 3) -> list[Any]:
     """The answer first, then the evidence trail (one row per retrieval call), the context, the citations."""
     parts: list[Any] = []
@@ -49,7 +61,7 @@ def trace_report(trace: Trace, *, hits_per_step: int = 3) -> list[Any]:
     if cited and not answer.abstained:
         headline += " " + " ".join(cited)
     if answer.partial:
-        headline += "  (partial evidence: a budget ran out before the chain was complete)"
+        headline += f"  (partial evidence: {PARTIAL_WHY.get(trace.stop_reason, 'the search stopped')} before the chain was complete)"
     parts.append(
         Panel(
             Text(headline, style="bold"),

@@ -99,3 +99,21 @@ def test_malformed_line_and_non_object(tmp_path):
     path.write_text('{"id": "a",\n')
     with pytest.raises(InputError, match=r"bad.jsonl:1: malformed JSON"):
         read_records(path, Document)
+
+
+def test_a_partial_answer_says_why_the_search_stopped():
+    """`render.trace_report` names the stop reason: a hop limit is not a budget."""
+    from rich.console import Console
+
+    from hoprag.records import Answer, Trace
+    from hoprag.render import trace_report
+
+    def headline(stop: str) -> str:
+        trace = Trace(run_id="r", case_id="c", question="q?", steps=[], stop_reason=stop,
+                      answer=Answer(text="Ada", claims=[], abstained=False, confidence=0.4, partial=True))
+        console = Console(record=True, width=200)
+        console.print(trace_report(trace)[0])
+        return console.export_text()
+
+    assert "the hop limit was reached" in headline("max_hops") and "budget" not in headline("max_hops")
+    assert "the time budget ran out" in headline("time_budget")
