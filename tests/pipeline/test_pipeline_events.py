@@ -209,5 +209,5 @@ def test_ask_prints_a_progress_line_per_event(hotpot_slice, tmp_path, capsys) ->
     lines = ["planning  …", f"hop 1 · searching {RUSH} …", f"hop 2 · searching conditioned on {bridges} …",
              "judging 9 passages held …", "synthesising  …"]
     assert progress.split() == " ".join(lines).split()  # the console wraps long lines at its width
-    out, quiet = ask("--json")
-    assert quiet == "" and json.loads(out)["answer"]["text"] == "Rush"  # --json: no progress lines
+    out, quiet = ask("--format", "json")
+    assert quiet == "" and json.loads(out)["answer"]["text"] == "Rush"  # JSON out: no progress lines
