@@ -19,10 +19,10 @@ from hoprag.security.acl import (
     LeakDetector,
     acl_counts,
     parse_levels,
-    resolve_clearance,
     visible_corpus,
 )
 from hoprag.errors import ConfigError
+from hoprag.security.clearance import resolve_clearance
 from hoprag.index.bm25 import BM25Retriever
 from hoprag.gates.embedding_source import HashingEmbedder
 from hoprag.index.chunk_table import ChunkTable
