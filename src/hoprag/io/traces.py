@@ -56,7 +56,6 @@ from hoprag.jsonl import TornLine, decode_line, read_jsonl_dicts, torn_last_line
 from hoprag.records import Answer, Citation, Claim, Evidence, Hit, HopStep, Trace, Usage
 
 __all__ = [
-    "HEADER_KEY",
     "BadTraceError",
     "NotTracesFileError",
     "TracesFileState",
@@ -75,14 +74,23 @@ __all__ = [
     "write_traces",
 ]
 
-HEADER_KEY = TRACES_HEADER_KEY
 HEADER_VERSION = 1
 WHAT = "traces file"
-TORN_FIX = "resume the run to repair it (`hoprag run INDEX CASES --out {path}` drops the cut-off line), or skip it with `hoprag eval --lenient`"
+TORN_FIX = ("resume the run to repair it (`hoprag run INDEX CASES --out {path}` drops the cut-off line), "
+            "or skip it with `hoprag eval --lenient`")
 
 
 class NotTracesFileError(InputError):
     """A file given as traces (to write or to read) holds something else: cases, a corpus, binary data."""
+
+
+class BadTraceError(InputError):
+    """A line that parses but is not a valid trace (no ``case_id``, a missing or bad field); ``short``
+    is its reason in a lenient read's exclusions."""
+
+    def __init__(self, message: str, *, short: str, case_id: str | None, **where: Any) -> None:
+        super().__init__(message, **where)
+        self.short, self.case_id = short, case_id
 
 
 @dataclass(frozen=True)
@@ -96,7 +104,7 @@ class TracesHeader:
     created: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
     def to_dict(self) -> dict[str, Any]:
-        return {HEADER_KEY: HEADER_VERSION, **asdict(self)}
+        return {TRACES_HEADER_KEY: HEADER_VERSION, **asdict(self)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TracesHeader:
@@ -145,7 +153,7 @@ def read_traces_file(path: str | Path, *, lenient: bool = False) -> TracesRead:
         raise InputError(
             f"no readable trace ({len(read.exclusions)} line(s) excluded, the first: line "
             f"{read.exclusions[0]['line']}, {read.exclusions[0]['reason']})", source=str(path),
-            fix="write one trace per line as hoprag.records.Trace.to_dict does (see docs/evaluation.md)",
+            fix="write one trace per line, each with its 'case_id' and the fields hoprag.records.Trace.to_dict writes",
         )
     return read
 
@@ -172,7 +180,7 @@ def _read(path: Path, *, lenient: bool, resume: bool) -> TracesRead:
                 if obj is None:
                     continue
                 records += 1
-                if HEADER_KEY in obj:
+                if TRACES_HEADER_KEY in obj:
                     headers.append(TracesHeader.from_dict(obj))
                     continue
                 if first and looks_like_case(obj):
@@ -186,7 +194,8 @@ def _read(path: Path, *, lenient: bool, resume: bool) -> TracesRead:
                     if not (lenient or resume):
                         raise _torn_error(path, torn) from None
                     if lenient:
-                        excluded.append({"source": source, "line": number, "reason": f"cut-off last line ({torn.size} bytes)"})
+                        excluded.append({"source": source, "line": number,
+                                         "reason": f"cut-off last line ({torn.size} bytes)"})
                 elif lenient:
                     excluded.append(_exclusion(exc, source, number))
                 else:
@@ -195,15 +204,6 @@ def _read(path: Path, *, lenient: bool, resume: bool) -> TracesRead:
         raise InputError(f"{WHAT} holds no records (only blank lines)", source=source,
                          fix=f"pass a {WHAT} with one JSON object per line")
     return TracesRead(path, tuple(drop_retried(traces)), tuple(headers), tuple(excluded), torn)
-
-
-class BadTraceError(InputError):
-    """A line that parses but is not a valid trace (no ``case_id``, a missing or bad field); ``short``
-    is its reason in a lenient read's exclusions."""
-
-    def __init__(self, message: str, *, short: str, case_id: str | None, **where: Any) -> None:
-        super().__init__(message, **where)
-        self.short, self.case_id = short, case_id
 
 
 def _trace_from_dict(obj: dict[str, Any], source: str, number: int) -> Trace:
@@ -237,19 +237,17 @@ def _exclusion(exc: InputError, source: str, number: int) -> dict[str, Any]:
 
 
 def is_header(obj: dict[str, Any]) -> bool:
-    return HEADER_KEY in obj
+    return TRACES_HEADER_KEY in obj
 
 
-def is_error_trace(obj: Any) -> bool:
-    """A trace (a :class:`~hoprag.records.Trace` or its dict) left by an engine call that raised."""
-    if isinstance(obj, dict):
-        return obj.get("stop_reason") == "error" and bool(obj.get("error"))
-    return getattr(obj, "stop_reason", None) == "error" and bool(getattr(obj, "error", None))
+def is_error_trace(trace: Trace) -> bool:
+    """A trace left by an engine call that raised (``hoprag run`` answers it again on resume)."""
+    return trace.stop_reason == "error" and bool(trace.error)
 
 
 def drop_retried(traces: Sequence[Trace]) -> list[Trace]:
     """``traces`` without the error traces that a later trace of the same case supersedes (a retry)."""
-    if not any(t.stop_reason == "error" and t.error for t in traces):
+    if not any(is_error_trace(t) for t in traces):
         return list(traces)
     last = {t.case_id: i for i, t in enumerate(traces)}
     return [t for i, t in enumerate(traces) if not (is_error_trace(t) and last[t.case_id] != i)]
@@ -292,7 +290,7 @@ def _reason(exc: InputError) -> str:
     """The message of ``exc`` without its file and line prefix and without its fix."""
     text = str(exc)
     if exc.source and text.startswith(exc.source):
-        text = text[len(exc.source):].lstrip(":0123456789 ")
+        text = re.sub(r"^(:\d+)?: ", "", text[len(exc.source):])  # not lstrip: "1e400 is too large" keeps its 1
     return text.split(". Fix: ")[0]
 
 
@@ -331,7 +329,7 @@ def check_traces_file(path: str | Path) -> None:
     except NotTracesFileError:
         raise
     except InputError as exc:
-        if torn is not None and torn.offset == 0 and exc.line == 1 and torn.head.startswith(b'{"' + HEADER_KEY.encode()):
+        if torn is not None and torn.offset == 0 and exc.line == 1 and torn.head.startswith(b"{" + _HEADER.encode()):
             return  # only a cut-off header: a run killed at its very start
         reason = _reason(exc)
         reason = f"it {reason[len(WHAT) + 1:]}" if reason.startswith(WHAT + " ") else f"its first line: {reason}"
@@ -501,7 +499,7 @@ _TRACE = _record(
 )
 _VALIDATE = SchemaValidator(cs.definitions_schema(_TRACE, [_JSON_VALUE])).validate_json
 _LONE_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
-_HEADER = f'"{HEADER_KEY}"'  # a run's header record is never a trace
+_HEADER = f'"{TRACES_HEADER_KEY}"'  # a run's header record is never a trace
 
 
 def trace_from_json_line(line: str) -> Trace | None:
