@@ -11,7 +11,17 @@ from rich.console import Console
 from rich.markup import escape
 
 from hoprag.cli_engine import engine_options
-from hoprag.commands import ACL_LEVELS_OPT, CLEARANCE_OPT, EMBEDDER_NAMES, EXECUTOR_OPT, WORKERS_OPT, caller_clearance
+from hoprag.commands import (
+    ACL_LEVELS_OPT,
+    CLEARANCE_OPT,
+    EMBEDDER_NAMES,
+    EXECUTOR_OPT,
+    FORMAT_OPT,
+    PRINTED_JSON_OPT,
+    WORKERS_OPT,
+    caller_clearance,
+    wants_json,
+)
 from hoprag.validation_messages import check_choice
 
 app = typer.Typer(
@@ -78,11 +88,13 @@ def search_cmd(
     k: int = typer.Option(10, "-k", "--k", min=1, max=10_000, help="number of hits"),
     mode: str = typer.Option("bm25", "--mode", help="retrieval: bm25 | dense | hybrid (dense needs `hoprag index --dense`)"),
     fusion: str = typer.Option("rrf", "--fusion", help="hybrid fusion: rrf (reciprocal rank) | weighted (min-max scores)"),
-    as_json: bool = typer.Option(False, "--json", help="print hits as JSON"),
+    output_format: str = FORMAT_OPT,
+    printed_json: bool = PRINTED_JSON_OPT,
     clearance: Optional[str] = CLEARANCE_OPT,
     acl_levels: Optional[str] = ACL_LEVELS_OPT,
 ) -> None:
     """Ranked hits for a query (with --clearance: only documents the caller may see, still k of them)."""
+    as_json = wants_json(output_format, printed_json)
     from hoprag.index.open import open_index
     from hoprag.pipeline.spec import FUSIONS, MODES
     from hoprag.render import hits_table
@@ -105,14 +117,17 @@ def search_cmd(
 def ask_cmd(
     index_dir: str = typer.Argument(..., help="index directory, or a postgresql://…?index=NAME URL"),
     question: str = typer.Argument(...),
-    as_json: bool = typer.Option(
-        False, "--json", help="print the whole Trace as JSON (printed, not stored: PII is not redacted)"
-    ),
+    output_format: str = typer.Option(
+        "table", "--format", metavar="table|json",
+        help="print the answer and its trail as a table, or the whole Trace as JSON (printed, not stored: PII is "
+        "not redacted)"),
+    printed_json: bool = PRINTED_JSON_OPT,
     clearance: Optional[str] = CLEARANCE_OPT,
     acl_levels: Optional[str] = ACL_LEVELS_OPT,
     spec=None,  # the EngineSpec hoprag.cli_engine.engine_options makes of the engine flags
 ) -> None:
     """Answer one question, then show the evidence trail hop by hop."""
+    as_json = wants_json(output_format, printed_json)
     from hoprag.index.open import open_index
     from hoprag.pipeline.factory import make_engine
     from hoprag.render import trace_report

@@ -18,12 +18,13 @@ err = Console(stderr=True)
 
 
 def _expand_variadic_k(argv: list[str]) -> list[str]:
-    """Let ``--k 2 5 10`` mean ``--k 2 --k 5 --k 10`` (and accept ``--k 2,5,10``)."""
+    """Let ``--cutoff 2 5 10`` mean ``--cutoff 2 --cutoff 5 --cutoff 10`` (and accept ``--cutoff 2,5,10``);
+    the same for ``--k``."""
     expanded: list[str] = []
     i = 0
     while i < len(argv):
         token = argv[i]
-        if token == "--k" and i + 1 < len(argv):
+        if token in ("--k", "--cutoff") and i + 1 < len(argv):
             i += 1
             values = []
             while i < len(argv) and re.fullmatch(r"\d+(,\d+)*", argv[i]):
@@ -33,7 +34,7 @@ def _expand_variadic_k(argv: list[str]) -> list[str]:
                 expanded.append(token)
                 continue
             for value in values:
-                expanded.extend(["--k", value])
+                expanded.extend([token, value])
             continue
         expanded.append(token)
         i += 1

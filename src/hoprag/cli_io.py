@@ -119,15 +119,15 @@ COMMAND_IO: dict[str, CommandIO] = {
                              outputs=(FileOut("qrels", TREC_QRELS), FileOut("run", TREC_RUN))),
     "gate run": CommandIO(example='hoprag gate run corpus.jsonl --cases cases.jsonl --out gated',
         inputs=("corpora", "cases", "feedback"), outputs=(DirOut("out_dir"),), not_paths=_STORE),
-    "gate baseline": CommandIO(example='hoprag gate baseline --run RUN_ID',
+    "gate baseline": CommandIO(example='hoprag gate baseline --run-id RUN_ID',
         not_paths=_STORE),
-    "gate check": CommandIO(example='hoprag gate check --run RUN_ID --thresholds thresholds.yaml',
+    "gate check": CommandIO(example='hoprag gate check --run-id RUN_ID --thresholds thresholds.yaml',
         inputs=("thresholds",), not_paths=_STORE),
     "gate diff": CommandIO(example='hoprag gate diff RUN_A RUN_B',
         not_paths=_STORE),
     "trec eval": CommandIO(example='hoprag trec eval qrels.txt run.txt -m nDCG@10 -m AP',
         inputs=("qrels", "run")),
-    "feedback import": CommandIO(example='hoprag feedback import feedback.jsonl --run RUN_ID',
+    "feedback import": CommandIO(example='hoprag feedback import feedback.jsonl --run-id RUN_ID',
         inputs=("file",), not_paths=_STORE),
     "index": CommandIO(example='hoprag index corpus.jsonl --out index',
         inputs=("corpora", "delete_file"), outputs=(DirOut("out_dir", replaces_whole=True),), not_paths=_STORE),
@@ -150,7 +150,7 @@ COMMAND_IO: dict[str, CommandIO] = {
     "serve": CommandIO(example='hoprag serve index --port 8000',
         inputs=("index_dir", "tokens", "thresholds", "cases", "engine_config"), not_paths=(*_STORE, "base_url")),
     "traces import": CommandIO(example='hoprag traces import spans.jsonl --out otel-traces.jsonl',
-        inputs=("spans_file",), outputs=(FileOut("out_file", TRACES_JSONL),)),
+        inputs=("spans_file", "corpus", "index", "cases_file"), outputs=(FileOut("out_file", TRACES_JSONL),)),
 }
 
 FORCE_HELP = "replace an existing output file even when it holds another kind of file"

@@ -323,3 +323,28 @@ def test_redact_in_place_is_declared_and_atomic(work, capsys, monkeypatch, tmp_p
     assert code == 0, output
     assert copy.read_text(encoding="utf-8").count("\n") == (work / "traces.jsonl").read_text(encoding="utf-8").count("\n")
     assert [p.name for p in tmp_path.iterdir()] == ["traces.jsonl"]  # no temporary file left behind
+
+
+def test_printing_is_format_json_and_json_names_a_file(work, capsys, monkeypatch):
+    """--json writes a file wherever it appears; commands that print take --format; the old printing
+    --json still prints, saying the new spelling."""
+    import json
+
+    monkeypatch.chdir(work)
+    code, output = run_cli(["search", "index", "travel approval", "--format", "json"], capsys)
+    assert code == 0 and isinstance(json.loads(output), list)
+    code, output = run_cli(["search", "index", "travel approval", "--json"], capsys)
+    assert code == 0 and "now `--format json`" in " ".join(output.split())
+    code, output = run_cli(["search", "index", "travel approval", "--format", "yaml"], capsys)
+    assert code == 2 and "--format" in output and "Fix:" in output
+
+
+def test_a_run_id_is_run_id_everywhere(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOPRAG_STORE", str(tmp_path / "store.db"))
+    for argv in (["gate", "check", "--run-id", "no-such-run"], ["gate", "baseline", "--run-id", "no-such-run"]):
+        code, output = run_cli(argv, capsys)
+        assert code == 2 and "no-such-run" in output, (argv, output)
+    code, output = run_cli(["gate", "check", "--run", "no-such-run"], capsys)
+    assert code == 2 and "now `--run-id`" in " ".join(output.split())
+    code, output = run_cli(["gate", "check"], capsys)
+    assert code == 2 and "--run-id" in output

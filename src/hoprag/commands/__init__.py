@@ -130,3 +130,60 @@ def old_spelling(argv: list[str]) -> list[str]:
                                    "the old spelling works until the next release")
         return ["gate", "check", *argv[1:]]
     return argv
+
+
+# --json names a file to write wherever it appears (eval, compare, release, cases audit, ...); commands
+# that print choose how with --format. The last release's printing --json runs for one release.
+FORMAT_OPT = typer.Option("table", "--format", metavar="table|json", help="print a table, or JSON")
+PRINTED_JSON_OPT = typer.Option(False, "--json", hidden=True, help="the last release's spelling of --format json")
+
+
+def wants_json(output_format: str, printed_json: bool) -> bool:
+    """Whether the command prints JSON: ``--format json``, or the last release's ``--json`` (said once)."""
+    from hoprag.validation_messages import check_choice
+
+    if printed_json:
+        from rich.console import Console
+
+        Console(stderr=True).print("[yellow]note:[/] `--json` (print as JSON) is now `--format json`; --json names "
+                                   "a file to write wherever else it appears. The old flag works until the next release")
+        return True
+    return check_choice(output_format, ("table", "json"), "--format") == "json"
+
+
+# A run id is --run-id everywhere (--run is a TREC run file in `trec export`); the last release's --run
+# for a run id runs for one release.
+OLD_RUN_ID_OPT = typer.Option(None, "--run", hidden=True, help="the last release's spelling of --run-id")
+
+
+def run_id_given(run_id: str | None, old_run: str | None, *, required: bool = True) -> str | None:
+    """The run id of ``--run-id`` (or the last release's ``--run``, said once); refused when required and missing."""
+    if old_run is not None:
+        from rich.console import Console
+
+        Console(stderr=True).print("[yellow]note:[/] `--run` (a run id) is now `--run-id`; the old flag works until the "
+                                   "next release")
+        run_id = run_id if run_id is not None else old_run
+    if run_id is None and required:
+        from hoprag.errors import ConfigError
+
+        raise ConfigError("no run id given. Fix: pass --run-id RUN (`hoprag runs list` shows them)")
+    return run_id
+
+
+# --k is hits per retrieval call (search, ask, run); the cut-off of a score (@k) is --cutoff (eval, compare,
+# ablate). The last release's --k for a cut-off runs for one release.
+CUTOFF_OPT = typer.Option(10, "--cutoff", min=1, max=1_000, metavar="K", help="cut-off of the @k scores")
+OLD_CUTOFF_OPT = typer.Option(None, "--k", min=1, max=1_000, hidden=True, help="the last release's --cutoff")
+OLD_CUTOFF_LIST_OPT = typer.Option(None, "--k", min=1, hidden=True, help="the last release's --cutoff")
+
+
+def cutoff_given(cutoff: Any, old: Any) -> Any:
+    """The cut-off(s) of ``--cutoff``, or of the last release's ``--k`` (said once)."""
+    if old is None or old == []:
+        return cutoff
+    from rich.console import Console
+
+    Console(stderr=True).print("[yellow]note:[/] a score's cut-off is now `--cutoff` (`--k` is hits per retrieval "
+                               "call); the old flag works until the next release")
+    return old

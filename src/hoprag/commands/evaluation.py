@@ -17,7 +17,11 @@ from hoprag.commands import (
     EXECUTOR_OPT,
     SCORING_WORKERS_OPT,
     WORKERS_OPT,
+    CUTOFF_OPT,
+    OLD_CUTOFF_LIST_OPT,
+    OLD_CUTOFF_OPT,
     caller_clearance,
+    cutoff_given,
     group,
     renamed,
     seed_option,
@@ -28,7 +32,7 @@ from hoprag.json_text import dumps_indented
 out = Console()
 err = Console(stderr=True)
 
-# ablate's engine flags (hoprag.cli_engine): its rows fix the engines and roles; --k is its score cut-off
+# ablate's engine flags (hoprag.cli_engine): its rows fix the engines and roles; --cutoff is its score cut-off
 ABLATE_FLAGS = ("mode", "fusion", "planner_llm", "base_url", "api_key", "llm_timeout", "llm_retries", "n_ctx",
                 "llm_budget", "strict_llm")
 ABLATE_PLANNER_OPT = typer.Option(
@@ -86,7 +90,8 @@ def register(app: typer.Typer) -> None:
     def eval_cmd(
         cases_file: Path = typer.Argument(..., help="cases.jsonl"),
         traces_file: Path = typer.Argument(..., help="traces.jsonl from any pipeline"),
-        ks: list[int] = typer.Option([2, 5, 10], "--k", min=1, help="cut-offs, e.g. --k 2 5 10"),
+        ks: list[int] = typer.Option([2, 5, 10], "--cutoff", min=1, help="cut-offs of the @k measures, e.g. --cutoff 2 5 10"),
+        old_ks: Optional[list[int]] = OLD_CUTOFF_LIST_OPT,
         measures: list[str] = typer.Option(
             [], "-m", "--measure", help="also score these registered measures, e.g. the document-level ones "
             "hoprag trec eval gives: -m P@5 -m R@5 -m nDCG@10 -m RR -m AP -m Success@5"),
@@ -129,7 +134,7 @@ def register(app: typer.Typer) -> None:
         traces, excluded = read.traces, list(read.exclusions)
         oracle_traces = read_traces(oracle) if oracle is not None else None
         report = evaluate_chains(
-            cases, traces, ks=tuple(ks), oracle_traces=oracle_traces, dataset_version=dataset_version(cases_file),
+            cases, traces, ks=tuple(cutoff_given(ks, old_ks)), oracle_traces=oracle_traces, dataset_version=dataset_version(cases_file),
             corpus_ids=corpus_ids, label_report=labels,
             exclusions=excluded, judge=judge, executor=pool, cases_checked=corpus is None,  # checked as read
             extra_measures=tuple(measures),
@@ -156,7 +161,8 @@ def register(app: typer.Typer) -> None:
         index_dir: str = typer.Argument(..., help="index directory, or a postgresql://…?index=NAME URL"),
         cases_file: Path = typer.Argument(...),
         out_dir: Path = typer.Option(..., "--out"),
-        k: int = typer.Option(10, "--k", min=1, max=1_000),
+        k: int = CUTOFF_OPT,
+        old_k: Optional[int] = OLD_CUTOFF_OPT,
         oracle_mode: str = typer.Option("augment", "--oracle-mode", help="augment or replace hop 1 with the gold chunks"),
         clearance: Optional[str] = CLEARANCE_OPT,
         acl_levels: Optional[str] = ACL_LEVELS_OPT,
@@ -166,7 +172,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Single vs iterative, planner vs fixed template, ordering on/off, oracle-hop, oracle-evidence, minimal evidence.
 
-        --k is the cut-off of the scores here; the engines' hits per call is the engine config's k."""
+        --cutoff is the cut-off of the scores; the engines' hits per call is the engine config's k."""
+        k = cutoff_given(k, old_k)
         from hoprag.evaluation.ablations import AblationRecipe, ablation_planner, check_ablation_spec, run_ablations
         from hoprag.executors import parse_executor
         from hoprag.index.open import index_location, open_index
@@ -192,7 +199,8 @@ def register(app: typer.Typer) -> None:
         cluster: str = typer.Option("path", "--cluster", help="path, template, source_family or case"),
         seed: int = seed_option(0, "bootstrap seed"),
         resamples: int = typer.Option(2000, "--resamples", min=100, max=1_000_000),
-        k: int = typer.Option(10, "--k", min=1, max=1_000),
+        k: int = CUTOFF_OPT,
+        old_k: Optional[int] = OLD_CUTOFF_OPT,
         json_out: Optional[Path] = typer.Option(None, "--json"),
         workers: Optional[int] = typer.Option(
             None, "--workers", min=1, max=4096, metavar="N",
@@ -210,6 +218,7 @@ def register(app: typer.Typer) -> None:
                     "no cases.jsonl beside the baseline traces", source=str(run_a), fix="pass --cases CASES.jsonl"
                 )
         pool = scoring_executor("local", workers)
+        k = cutoff_given(k, old_k)
         result = compare_runs(checked_cases(cases_file), read_traces(run_a), read_traces(run_b), k=k, cluster_by=cluster,
                               resamples=resamples, seed=seed, executor=pool)
         out.print(f"B - A, clusters={cluster}, seed={seed}, resamples={resamples}, budget={result.budget_ms}")

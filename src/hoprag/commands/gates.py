@@ -9,7 +9,16 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from hoprag.commands import STORE_HELP, group, renamed
+from hoprag.commands import (
+    FORMAT_OPT,
+    OLD_RUN_ID_OPT,
+    PRINTED_JSON_OPT,
+    STORE_HELP,
+    group,
+    renamed,
+    run_id_given,
+    wants_json,
+)
 
 out = Console()
 err = Console(stderr=True)
@@ -50,11 +59,13 @@ def register(app: typer.Typer) -> None:
 
     @gate.command("baseline")
     def baseline_cmd(
-        run: str = typer.Option(..., "--run", help="run id to freeze"),
+        run_id: Optional[str] = typer.Option(None, "--run-id", metavar="RUN", help="run id to freeze"),
         name: str = typer.Option("default", "--name", help="baseline name"),
         store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
+        old_run: Optional[str] = OLD_RUN_ID_OPT,
     ) -> None:
         """Freeze a run (its metrics and reference embedding batch) as the baseline."""
+        run = run_id_given(run_id, old_run)
         from hoprag.gates.baseline import freeze_baseline
         from hoprag.store import RunStore
 
@@ -65,14 +76,18 @@ def register(app: typer.Typer) -> None:
 
     @gate.command("check")
     def gate_cmd(
-        run: str = typer.Option(..., "--run", help="run id to gate"),
+        run_id: Optional[str] = typer.Option(None, "--run-id", metavar="RUN", help="run id to gate"),
         thresholds: Path = typer.Option(Path("thresholds.yaml"), "--thresholds", help="thresholds YAML"),
         baseline: str = typer.Option("default", "--baseline", help="baseline name"),
         no_baseline: bool = typer.Option(False, "--no-baseline", help="gate on absolute bounds only"),
-        as_json: bool = typer.Option(False, "--json", help="print the report as JSON"),
+        output_format: str = FORMAT_OPT,
         store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
+        old_run: Optional[str] = OLD_RUN_ID_OPT,
+        printed_json: bool = PRINTED_JSON_OPT,
     ) -> None:
         """Check a run against thresholds; exit 1 on any blocking failure, 0 when only warnings fire."""
+        run = run_id_given(run_id, old_run)
+        as_json = wants_json(output_format, printed_json)
         from hoprag.gates.baseline import load_baseline
         from hoprag.gates.gate import evaluate_gate
         from hoprag.gates.render import gate_table
@@ -103,10 +118,12 @@ def register(app: typer.Typer) -> None:
     def diff_cmd(
         run_a: str = typer.Argument(...),
         run_b: str = typer.Argument(...),
-        as_json: bool = typer.Option(False, "--json"),
+        output_format: str = FORMAT_OPT,
         store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
+        printed_json: bool = PRINTED_JSON_OPT,
     ) -> None:
         """Every metric of two runs side by side, with the change."""
+        as_json = wants_json(output_format, printed_json)
         from hoprag.gates.diff import diff_runs
         from hoprag.gates.render import diff_table
         from hoprag.store import RunStore
@@ -128,10 +145,12 @@ def register(app: typer.Typer) -> None:
         measures: list[str] = typer.Option(["P@5", "RR", "nDCG@10", "R@100"], "-m", "--measure",
                                            help="ir_measures names: P@k R@k nDCG nDCG@k RR AP Success@k"),
         per_query: bool = typer.Option(False, "--per-query", help="also give every query's value"),
-        as_json: bool = typer.Option(False, "--json"),
+        output_format: str = FORMAT_OPT,
         include_missing: bool = typer.Option(False, "--include-missing", help="score qrels queries absent from the run as 0 (trec_eval -c)"),
+        printed_json: bool = PRINTED_JSON_OPT,
     ) -> None:
         """Retrieval measures straight from TREC qrels and run files (values equal trec_eval's)."""
+        as_json = wants_json(output_format, printed_json)
         from hoprag.evaluation.measures.documents import retrieval_measures
         from hoprag.trec import read_qrels, read_run
 
@@ -152,18 +171,20 @@ def register(app: typer.Typer) -> None:
     @feedback_app.command("import")
     def feedback_import_cmd(
         file: Path = typer.Argument(..., help="feedback JSONL (thumbs, tag, view, click events)"),
-        run: Optional[str] = typer.Option(None, "--run", help="run id for events that name none"),
+        run_id: Optional[str] = typer.Option(None, "--run-id", metavar="RUN", help="run id for events that name none"),
         window: str = typer.Option("1d", "--window", help="thumbs-up rate window: 1h, 1d, 7d, 1w"),
         store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
+        old_run: Optional[str] = OLD_RUN_ID_OPT,
     ) -> None:
         """Store feedback events and record the feedback metrics of every run they name."""
+        run = run_id_given(run_id, old_run, required=False)
         from hoprag.gates.feedback_import import import_feedback
         from hoprag.store import RunStore
 
         with RunStore(store) as run_store:
             summary = import_feedback(run_store, file, run_id=run, window=window)
-        for run_id, (added, metrics) in summary.items():
-            out.print(f"run {run_id}: {added} new event(s), {metrics} feedback metrics recorded")
+        for named, (added, metrics) in summary.items():
+            out.print(f"run {named}: {added} new event(s), {metrics} feedback metrics recorded")
 
     renamed(app, "gate-run", gate_run_cmd, "gate run")
     renamed(app, "baseline", baseline_cmd, "gate baseline")

@@ -20,10 +20,11 @@ def register(app: typer.Typer) -> None:
         ctx: typer.Context,
         corpora: Optional[list[Path]] = typer.Argument(
             None, help="corpus files (.jsonl/.json) or folders of .md/.txt (with --update: the documents to add or replace)"),
-        out_dir: Optional[Path] = typer.Option(None, "--out", help="index directory to write"),
+        out_dir: Optional[str] = typer.Option(
+            None, "--out", metavar="DIR|URL",
+            help="where the index goes: a directory, or PostgreSQL as postgresql://USER@HOST/DB?index=NAME"),
         store: Optional[str] = typer.Option(
-            None, "--store", help="build into PostgreSQL instead of --out: postgresql://USER@HOST/DB?index=NAME"
-        ),
+            None, "--store", hidden=True, help="the last release's spelling of --out postgresql://…"),
         chunk_size: int = typer.Option(1200, "--chunk-size", min=50, help="maximum characters per chunk (≥ 50)"),
         overlap: int = typer.Option(150, "--overlap", min=0, help="characters of trailing sentences repeated in the next chunk (< --chunk-size)"),
         chunking: str = typer.Option(
@@ -62,6 +63,7 @@ def register(app: typer.Typer) -> None:
 
         from hoprag.errors import ConfigError
 
+        out_dir, store = _target(out_dir, store)
         if update or delete_file is not None:
             _update(ctx, corpora or [], out_dir, store, delete_file, executor, workers, quiet)
             return
@@ -70,9 +72,8 @@ def register(app: typer.Typer) -> None:
         if overlap >= chunk_size:
             raise ConfigError(f"--overlap ({overlap}) must be smaller than --chunk-size ({chunk_size}); lower --overlap")
         if out_dir is None and store is None:
-            raise ConfigError("give where the index goes: --out DIR (a local index) or --store postgresql://… (PostgreSQL)")
-        if out_dir is not None and store is not None:
-            raise ConfigError("give --out DIR or --store postgresql://…, not both: an index is built in one place")
+            raise ConfigError("give where the index goes: --out DIR (a local index) or --out postgresql://…?index=NAME "
+                              "(PostgreSQL)")
         if store is not None:
             from hoprag.index.pg_schema import parse_target
 
@@ -139,8 +140,8 @@ def _update(ctx: typer.Context, corpora: list[Path], out_dir: Optional[Path], st
     from hoprag.progress import staged_progress
 
     if store is not None:
-        raise ConfigError("--update changes a local index (--out DIR); a PostgreSQL index is rebuilt with --store. "
-                          "Fix: pass --out DIR, or drop --update")
+        raise ConfigError("--update changes a local index (--out DIR); a PostgreSQL index is rebuilt with --out "
+                          "postgresql://…. Fix: pass --out DIR, or drop --update")
     if out_dir is None:
         raise ConfigError("--update changes the index at --out, and none was given. "
                           "Fix: `hoprag index CORPUS --out DIR --update`")
@@ -183,3 +184,23 @@ def _update(ctx: typer.Context, corpora: list[Path], out_dir: Optional[Path], st
     out.print(f"updated{method}: {counts} → {out_dir} now {manifest.document_count} documents as "
               f"{manifest.chunk_count} chunks in {how.seconds:.2f} s (artifact {manifest.artifact_id}, "
               f"corpus {manifest.corpus_hash[:12]})")
+
+
+def _target(out: str | None, old_store: str | None) -> tuple[Path | None, str | None]:
+    """(a local index directory, a PostgreSQL URL) from ``--out`` (either one), or the last release's
+    ``--store URL`` (said once)."""
+    from hoprag.errors import ConfigError
+    from hoprag.index.pg_schema import is_pg_url
+
+    if old_store is not None:
+        from rich.console import Console
+
+        Console(stderr=True).print("[yellow]note:[/] `hoprag index --store postgresql://…` is now `--out "
+                                   "postgresql://…` (--store is the run store everywhere); the old flag works until "
+                                   "the next release")
+        if out is not None:
+            raise ConfigError("give --out DIR or --store postgresql://…, not both: an index is built in one place")
+        return None, old_store
+    if out is not None and is_pg_url(out):
+        return None, out
+    return (Path(out) if out is not None else None), None

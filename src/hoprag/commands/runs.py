@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.console import Console
 
-from hoprag.commands import STORE_HELP, group
+from hoprag.commands import FORMAT_OPT, PRINTED_JSON_OPT, STORE_HELP, group, wants_json
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -48,12 +47,14 @@ def register(app: typer.Typer) -> None:
     @runs_app.command("list")
     def list_cmd(
         store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
-        as_json: bool = typer.Option(False, "--json", help="print the runs as JSON"),
+        output_format: str = FORMAT_OPT,
         status: Optional[str] = typer.Option(
             None, "--status", metavar="S",
             help="only runs with this status: running | complete | failed | incomplete (its writer died) | unknown"),
+        printed_json: bool = PRINTED_JSON_OPT,
     ) -> None:
         """Every run, newest first: id, kind, status, created, number of metrics, artifact id."""
+        as_json = wants_json(output_format, printed_json)
         from hoprag.errors import ConfigError
         from hoprag.store import RUN_STATUSES, RunStore
 

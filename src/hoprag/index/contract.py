@@ -31,7 +31,7 @@ StoreKind = Literal["local", "postgres"]
 class IndexStats:
     """What an index holds, in one record: enough to say which index answered and what it can do."""
 
-    #: ``local`` (a directory ``hoprag index --out`` wrote) or ``postgres`` (``hoprag index --store``)
+    #: ``local`` (a directory ``hoprag index --out`` wrote) or ``postgres`` (``hoprag index --out postgresql://…``)
     store: StoreKind
     #: where the index is, as messages show it: the directory, or the URL without its password
     location: str

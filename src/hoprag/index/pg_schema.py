@@ -164,7 +164,7 @@ class Connections:
             conn.close()
             raise IndexLoadError(
                 f"the PostgreSQL index at {self.target.display} failed ({_reason(exc, self.target)}). "
-                "Fix: check the server is up and the index was built with `hoprag index CORPUS --store URL`"
+                "Fix: check the server is up and the index was built with `hoprag index CORPUS --out URL`"
             ) from None
         except BaseException:
             conn.close()

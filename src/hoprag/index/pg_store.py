@@ -278,7 +278,7 @@ class PgIndex(Index):
         if info is None:
             raise IndexLoadError(
                 f"{self.location}: retrieval mode '{mode}' is not available in this index (valid: bm25); "
-                f"it was built without dense vectors. Fix: rebuild it with `hoprag index CORPUS --store URL --dense`"
+                f"it was built without dense vectors. Fix: rebuild it with `hoprag index CORPUS --out URL --dense`"
             )
         if self._dense is not None and self._dense.min_score == min_score and self._dense.backend == backend:
             return self._dense
@@ -319,7 +319,7 @@ def open_pg_index(url: str) -> PgIndex:
     """Connect to the index ``url`` (``postgresql://…?index=NAME``) and read its manifest."""
     target = parse_target(url)
     pool = Connections(target)
-    fix = f"build it with `hoprag index CORPUS --store {target.display}`"
+    fix = f"build it with `hoprag index CORPUS --out {target.display}`"
     with pool.borrow() as conn:
         found = conn.execute("SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = 'manifest'",
                              (target.schema,)).fetchone()
@@ -333,7 +333,7 @@ def open_pg_index(url: str) -> PgIndex:
         pool.close()
         raise IndexLoadError(f"{target.display}: index layout {row[0] if row else 'unknown'}, this hoprag reads "
                              f"{PG_FORMAT}. Fix: rebuild it from its corpus with "
-                             f"`hoprag index CORPUS --store {target.display}`")
+                             f"`hoprag index CORPUS --out {target.display}`")
     _, body, avgdl = row
     try:
         manifest = IndexManifest.model_validate(body)
