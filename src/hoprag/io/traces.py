@@ -210,21 +210,22 @@ def _trace_from_dict(obj: dict[str, Any], source: str, number: int) -> Trace:
     case_id = obj.get("case_id")
     if case_id is None or not str(case_id).strip():
         raise BadTraceError("trace has no case_id", short="trace has no case_id", case_id=None, source=source,
-                        line=number, field="case_id", fix="give every trace the case_id of the case it answers")
+                            line=number, field="case_id", fix="give every trace the case_id of the case it answers")
+    where = {"case_id": str(case_id), "source": source, "line": number}
     try:
         return Trace.from_dict(obj)
     except KeyError as exc:
         name = str(exc.args[0])
-        raise BadTraceError(f"trace {case_id!r} is missing a field", short=f"missing field {name!r}", case_id=str(case_id),
-                        source=source, line=number, field=name,
-                        fix=f"add '{name}' (hits and evidence need at least 'doc_id'; steps need 'step_id')") from None
+        raise BadTraceError(f"trace {case_id!r} is missing a field", short=f"missing field {name!r}", field=name,
+                            fix=f"add '{name}' (hits and evidence need at least 'doc_id'; steps need 'step_id')",
+                            **where) from None
     except NumberError as exc:
-        raise BadTraceError(f"trace {case_id!r} is invalid: {exc.reason}", short=f"invalid: {exc}", case_id=str(case_id),
-                        source=source, line=number, field=exc.field, fix=exc.fix) from None
+        raise BadTraceError(f"trace {case_id!r} is invalid: {exc.reason}", short=f"invalid: {exc}", field=exc.field,
+                            fix=exc.fix, **where) from None
     except (TypeError, ValueError, AttributeError) as exc:
-        raise BadTraceError(f"trace {case_id!r} is invalid: {exc}", short=f"invalid: {exc}", case_id=str(case_id),
-                        source=source, line=number,
-                        fix="write traces with hoprag.records.Trace.to_dict or follow its field types") from None
+        raise BadTraceError(f"trace {case_id!r} is invalid: {exc}", short=f"invalid: {exc}",
+                            fix="write traces with hoprag.records.Trace.to_dict or follow its field types",
+                            **where) from None
 
 
 def _exclusion(exc: InputError, source: str, number: int) -> dict[str, Any]:
@@ -371,17 +372,16 @@ def scan_traces_file(path: str | Path) -> TracesFileState:
             source=str(path), line=exc.line,
             fix=f"fix or delete line {exc.line}, or start over with --no-resume (which replaces the file)",
         ) from None
-    errored: set[str] = set()
-    for trace in read.traces:
-        (errored.add if is_error_trace(trace) else errored.discard)(trace.case_id)
     return TracesFileState(
         path=path,
         headers=read.headers,
         case_ids=frozenset(t.case_id for t in read.traces),
-        errored=frozenset(errored),
+        # the reader kept an error trace only where nothing followed it: a resume answers these again
+        errored=frozenset(t.case_id for t in read.traces if is_error_trace(t)),
         engines=frozenset(t.engine for t in read.traces if t.engine),
         config_hashes=frozenset(t.config_hash for t in read.traces if t.config_hash),
-        run_ids=tuple(h.run_id for h in read.headers if h.run_id) + tuple(dict.fromkeys(t.run_id for t in read.traces if t.run_id)),
+        run_ids=tuple(h.run_id for h in read.headers if h.run_id)
+        + tuple(dict.fromkeys(t.run_id for t in read.traces if t.run_id)),
         torn=read.torn,
     )
 
