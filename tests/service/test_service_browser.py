@@ -99,8 +99,9 @@ def test_ask_cite_and_feedback_in_the_page(browser, local_server: LiveServer) ->
 
     from hoprag.cli import app
 
-    result = CliRunner().invoke(app, ["gate", "--run", "browser-run", "--thresholds", str(ROOT / "thresholds.yaml"),
-                                      "--no-baseline", "--json", "--store", str(local_server.store_path)])
+    result = CliRunner().invoke(app, ["gate", "check", "--run-id", "browser-run", "--thresholds",
+                                      str(ROOT / "thresholds.yaml"), "--no-baseline", "--format", "json",
+                                      "--store", str(local_server.store_path)])
     report = json.loads(result.stdout[result.stdout.index("{"):])
     rows = {(r["stage"], r["metric"]): r for r in report["rows"]}
     assert rows[("feedback", "thumbs_up_rate_latest")]["value"] == 0.0
