@@ -219,9 +219,10 @@ def test_serve_reads_the_environment_and_keeps_public_as_the_default(capsys, mon
     assert started == ["public", "internal", "restricted"]
 
 
-def test_the_service_callers_without_a_token_read_at_the_lowest_level(tmp_path, index_dir) -> None:
+def test_the_service_with_tokens_has_no_caller_without_one(tmp_path, index_dir) -> None:
     pytest.importorskip("fastapi")
-    from hoprag.service.app import ServiceConfig, create_app
+    from hoprag.service.access import caller_of
+    from hoprag.service.app import ServiceConfig, ServiceError, create_app
 
     tokens = tmp_path / "tokens.yaml"
     tokens.write_text("tokens:\n  - {token: abcdefghijklmnop, name: ines, clearance: internal}\n", encoding="utf-8")
@@ -229,8 +230,9 @@ def test_the_service_callers_without_a_token_read_at_the_lowest_level(tmp_path, 
                            acl_levels="guest,public,internal,restricted")
     state = create_app(config).state.hoprag
     try:
-        assert state.caller(None).clearance == "guest"
-        assert state.caller("Bearer abcdefghijklmnop").clearance == "internal"
+        with pytest.raises(ServiceError, match="needs a bearer token"):
+            caller_of(state, None)
+        assert caller_of(state, "Bearer abcdefghijklmnop").clearance == "internal"
     finally:
         state.store.close()
         state.executor.shutdown(wait=False)

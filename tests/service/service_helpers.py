@@ -47,9 +47,10 @@ class _Uvicorn:
     def __init__(self, app: object) -> None:
         import uvicorn
 
+        from hoprag.service.guard import server_options
+
         self.port = free_port()
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", access_log=False,
-                                lifespan="off")
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, lifespan="off", **server_options())
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 

@@ -59,7 +59,7 @@ def test_document_span_is_highlighted_and_unknown_ones_are_json_404(server) -> N
     assert doc["before"] + doc["highlight"] + doc["after"] in doc["text"]
     bad = httpx.get(server.url + f"/api/documents/{cite['doc_id']}", params={"span": "9:1"}, headers=server.auth("restricted"))
     assert bad.status_code == 422 and set(bad.json()) == {"error", "fix"}
-    missing = httpx.get(server.url + "/api/documents/no-such-doc")
+    missing = httpx.get(server.url + "/api/documents/no-such-doc", headers=server.auth("restricted"))
     assert missing.status_code == 404 and missing.json()["error"] == "no document 'no-such-doc'"
 
 
@@ -81,11 +81,12 @@ def test_feedback_lands_in_the_store_as_feedback_stage_metrics(server) -> None:
     metrics = {m.name: m.value for m in store.metrics("svc-feedback", stage="feedback")}
     assert metrics["tags.retrieve"] >= 1 and metrics["tag.missing_citation"] >= 1
     assert metrics["citation_clicks"] >= 1 and 0 < metrics["citation_ctr"] <= 1
-    detail = httpx.get(server.url + "/api/runs/svc-feedback").json()
+    detail = httpx.get(server.url + "/api/runs/svc-feedback", headers=server.auth("restricted")).json()
     rows = {row["metric"]: row for row in detail["stages"]["feedback"]}
     assert rows["thumbs_up_rate_latest"]["status"] in ("warn", "block", "pass")
     assert rows["thumbs_up_rate_latest"]["threshold"]
-    summary = httpx.get(server.url + "/api/feedback/summary", params={"run_id": "svc-feedback"}).json()
+    summary = httpx.get(server.url + "/api/feedback/summary", params={"run_id": "svc-feedback"},
+                        headers=server.auth("restricted")).json()
     assert summary["tags_by_stage"]["retrieve"] >= 1 and summary["series"][-1]["down"] >= 1
 
 
@@ -110,7 +111,7 @@ def test_feedback_is_validated_against_the_tag_taxonomy(server) -> None:
     ("GET", "/api/runs/no-such-run", {}, 404),
 ])
 def test_errors_are_json_with_a_fix_and_never_a_traceback(server, method, path, kwargs, status) -> None:
-    headers = {"Content-Type": "application/json", **server.auth("internal")}
+    headers = {"Content-Type": "application/json", **server.auth("restricted")}
     r = httpx.request(method, server.url + path, headers=headers, timeout=30, **kwargs)
     assert r.status_code == status, r.text
     body = r.json()

@@ -79,7 +79,7 @@ def test_each_request_has_a_server_span_that_parents_the_answer(server, spans) -
     question = "How long is customer data retained for the plan that Project Basalt currently subscribes to?"
     httpx.post(server.url + "/api/ask", json={"question": question, "store": False},
                headers=server.auth("internal"), timeout=30).raise_for_status()
-    assert httpx.get(server.url + "/api/runs/no-such-run", timeout=10).status_code == 404
+    assert httpx.get(server.url + "/api/runs/no-such-run", headers=server.auth("restricted"), timeout=10).status_code == 404
     assert httpx.get(server.url + "/no/such/page?q=secret", timeout=10).status_code == 404
     # a request's span ends just after its last byte is sent: wait (boundedly) until all three ended
     for _ in range(100):

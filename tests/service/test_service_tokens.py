@@ -15,15 +15,21 @@ pytestmark = pytest.mark.integration
 QUESTION = "What is the first-response target for critical incidents reported by Project Meridian?"
 
 
-def test_writes_without_a_token_are_401_and_reads_are_public(server) -> None:
-    r = httpx.post(server.url + "/api/ask", json={"question": QUESTION}, timeout=30)
-    assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
-    assert "token" in r.json()["error"]
-    r = httpx.post(server.url + "/api/ask", json={"question": QUESTION, "store": False}, timeout=30)
-    assert r.status_code == 200 and r.json()["clearance"] == "public"
-    assert httpx.get(server.url + "/api/ask/stream", params={"q": QUESTION}).status_code == 401
-    for path, body in (("/api/feedback", {"trace_id": "t-1", "thumbs": "up"}), ("/api/click", {"trace_id": "t-1", "citation": "x"})):
-        assert httpx.post(server.url + path, json=body).status_code == 401
+def test_every_request_without_a_token_is_401(server) -> None:
+    """With a tokens file there is no anonymous caller: reads need a token as writes do."""
+    requests = [("POST", "/api/ask", {"json": {"question": QUESTION}}),
+                ("POST", "/api/ask", {"json": {"question": QUESTION, "store": False}}),
+                ("GET", "/api/ask/stream", {"params": {"q": QUESTION}}),
+                ("POST", "/api/ask/stream", {"json": {"question": QUESTION, "store": False}}),
+                ("POST", "/api/feedback", {"json": {"trace_id": "t-1", "thumbs": "up"}}),
+                ("POST", "/api/click", {"json": {"trace_id": "t-1", "citation": "x"}}),
+                ("GET", "/api/whoami", {}), ("GET", "/api/runs", {}), ("GET", "/api/runs/svc-feedback", {}),
+                ("GET", "/api/feedback/summary", {}), ("GET", "/api/traces/t-1", {}),
+                ("GET", "/api/documents/contract-09", {}), ("GET", "/api/runs/svc-feedback/report", {})]
+    for method, path, kwargs in requests:
+        r = httpx.request(method, server.url + path, timeout=30, **kwargs)
+        assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer", (method, path, r.text)
+        assert "token" in r.json()["error"] and r.json()["fix"]
 
 
 @pytest.mark.parametrize("header", [

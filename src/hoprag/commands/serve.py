@@ -35,13 +35,18 @@ def register(app: typer.Typer) -> None:
         index_dir: str = typer.Argument(..., help="index directory, or a postgresql://…?index=NAME URL"),
         store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
         host: str = typer.Option("127.0.0.1", "--host", help="address to bind (non-loopback needs --tokens)"),
+        allow_host: Optional[list[str]] = typer.Option(
+            None, "--allow-host", metavar="NAME",
+            help="a Host name the server answers to besides localhost and the loopback addresses "
+                 "(repeatable; the name a proxy or your browser uses to reach it)"),
         port: int = typer.Option(8000, "--port", min=1, max=65535, help="TCP port"),
         synth_only: bool = typer.Option(False, "--synth-only", help="the model only answers (streamed); planning, "
                                         "expansion and judging stay offline, a model call or two fewer per hop"),
         tokens: Optional[Path] = typer.Option(None, "--tokens", help="tokens.yaml: bearer tokens → caller, clearance"),
         clearance: Optional[str] = typer.Option(
             None, "--clearance", metavar="LEVEL",
-            help="clearance of callers without a token (default $HOPRAG_CLEARANCE, else the lowest level: public)"),
+            help="clearance of the callers of a server without --tokens (default $HOPRAG_CLEARANCE, else the "
+                 "lowest level: public); with --tokens each token's entry sets it"),
         acl_levels: Optional[str] = ACL_LEVELS_OPT,
         unlabelled: Optional[str] = typer.Option(None, "--unlabelled",
                                                  help="level of documents with no acl class (default: above public)"),
@@ -74,17 +79,22 @@ def register(app: typer.Typer) -> None:
 
         if synth_only:  # the model only writes the answer: every other role stays offline
             spec = spec.replace(llm="offline", synth_llm=spec.llm)
-        config = ServiceConfig(index_dir=index_dir, store=store, tokens=tokens, clearance=clearance,
+        config = ServiceConfig(index_dir=index_dir, store=store, tokens=tokens, clearance=clearance, host=host,
+                               allow_hosts=tuple(allow_host or ()),
                                acl_levels=acl_levels, unlabelled=unlabelled, engine=spec, run_id=run_id,
                                thresholds=thresholds, cases=cases, request_timeout=request_timeout, workers=workers)
         application = create_app(config)
         state = application.state.hoprag
+        from hoprag.service.access import access_rule
+        from hoprag.service.guard import server_options
+
         hidden = len(state.index.documents) - len(state.pool.view(state.config.clearance).documents)
-        if hidden:
+        err.print(access_rule(state), markup=False)
+        if hidden and state.tokens is None:
             err.print(f"[yellow]note:[/] {hidden} of {len(state.index.documents)} documents are above the "
-                      f"'{state.config.clearance}' clearance of callers without a token"
+                      f"'{state.config.clearance}' clearance of this server's callers"
                       + (" (documents without an acl class count as "
                          f"'{state.policy.unlabelled}'; --unlabelled public shows them)" if state.policy.unlabelled != "public" else ""))
         err.print(f"hoprag serving {state.index.location} on http://{host}:{port}/ · feedback → run {state.store.feedback_run} "
                   f"· store {state.store.store.display_url}")
-        uvicorn.run(application, host=host, port=port, access_log=False, log_level="warning")
+        uvicorn.run(application, host=host, port=port, **server_options())

@@ -1,6 +1,7 @@
 """The routes: ask (JSON and Server-Sent Events), feedback, clicks, runs, traces, documents, the page.
 
-Every answer, event, trace and document is limited to the caller's clearance: retrieval runs at
+Every route takes its caller from :mod:`hoprag.service.access` (who may read, who may write); GET
+never writes. Every answer, event, trace and document is limited to the caller's clearance: retrieval runs at
 it, a stored trace is shown only when everything it cites is visible to the caller, and a document
 above it is answered 404 (exactly as an unknown one), so its existence is not leaked.
 """
@@ -14,11 +15,13 @@ from collections.abc import AsyncIterator
 from importlib.resources import files
 from typing import Any, Optional
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, Response, StreamingResponse
 
 from hoprag.records import Trace
+from hoprag.service.access import may_write, reader, require_full_view, writer
 from hoprag.service.state import ServiceError, ServiceState, split_fix
+from hoprag.service.tokens import Caller
 from hoprag.pipeline.events import OnEvent, fan_out
 from hoprag.service.models import (
     AskRequest,
@@ -37,7 +40,13 @@ from hoprag.service.views import answer_view, document_view, gate_view, trace_vi
 
 router = APIRouter()
 ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 403, 404, 413, 422, 504)}
-AUTH = Header(None, description="Bearer <token> (needed for writes when the server has a tokens file)")
+#: every route takes its caller from one of these (hoprag.service.access)
+READER = Depends(reader)
+WRITER = Depends(writer)
+#: ids are length-checked before any lookup (422, the id not echoed): the store's and the index's limits
+TRACE_ID = Path(..., min_length=1, max_length=64, description="a trace_id an answer returned")
+RUN_ID = Path(..., min_length=1, max_length=200, description="a run_id from GET /api/runs")
+DOC_ID = Path(..., min_length=1, max_length=400, description="a doc_id from an answer's citations")
 
 
 def _state(request: Request) -> ServiceState:
@@ -85,13 +94,13 @@ def _check_question(ask: AskRequest) -> None:
 
 
 @router.post("/api/ask", response_model=AskResponse, responses=ERRORS, tags=["ask"])
-async def ask(body: AskRequest, request: Request, authorization: Optional[str] = AUTH) -> dict[str, Any]:
-    """Answer a question; the (redacted) trace is stored when ``store`` is true (a write: token needed)."""
+async def ask(body: AskRequest, request: Request, caller: Caller = READER) -> dict[str, Any]:
+    """Answer a question; the (redacted) trace is stored when ``store`` is true (a write: a token or this
+    server's page)."""
     state = _state(request)
-    caller = state.caller(authorization)
     _check_question(body)
     if body.store:
-        state.writer(caller)
+        may_write(state, caller, request)
     trace_id = new_trace_id()
     trace = await _run(state, lambda: _answer(state, body, caller.clearance, trace_id))
     return await _run(state, lambda: _finish(state, trace, body.store, caller.clearance))
@@ -101,9 +110,11 @@ def _sse(name: str, data: dict[str, Any]) -> str:
     return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-@router.get("/api/ask/stream", responses={**ERRORS, 200: {"content": {"text/event-stream": {}},
-            "description": "events: planning, plan, hop, hits, judge, synthesising, token…, answer (or error)"}},
-            tags=["ask"])
+STREAM_DOC = {**ERRORS, 200: {"content": {"text/event-stream": {}},
+              "description": "events: planning, plan, hop, hits, judge, synthesising, token…, answer (or error)"}}
+
+
+@router.get("/api/ask/stream", responses=STREAM_DOC, tags=["ask"])
 async def ask_stream(
     request: Request,
     q: str = Query(..., min_length=1, max_length=MAX_QUESTION, description="the question"),
@@ -111,25 +122,43 @@ async def ask_stream(
     engine: str = Query("multihop", pattern="^(multihop|single)$"),
     mode: str = Query("bm25", pattern="^(bm25|dense|hybrid)$"),
     llm: str = Query("default", pattern="^(default|offline)$"),
-    store: bool = Query(True, description="store the trace (a write: token needed)"),
-    authorization: Optional[str] = AUTH,
+    store: bool = Query(False, description="must be false: a GET never stores (POST /api/ask/stream does)"),
+    caller: Caller = READER,
 ) -> StreamingResponse:
     """Server-Sent Events: one per planning step, hop start, hop hits and judge verdict, then the
-    answer token by token, then ``answer`` with the full result (as ``POST /api/ask`` returns it)."""
-    state = _state(request)
-    caller = state.caller(authorization)
-    body = AskRequest(question=q, k=k, engine=engine, mode=mode, llm=llm, store=store)
-    _check_question(body)
+    answer token by token, then ``answer`` with the full result (as ``POST /api/ask`` returns it).
+    Nothing is stored: a GET never changes the server's state."""
     if store:
-        state.writer(caller)
+        raise ServiceError(422, "GET /api/ask/stream never stores an answer",
+                           'POST /api/ask/stream with {"question": ..., "store": true} to store it')
+    body = AskRequest(question=q, k=k, engine=engine, mode=mode, llm=llm, store=False)
+    _check_question(body)
+    return _stream(_state(request), body, caller)
+
+
+@router.post("/api/ask/stream", responses=STREAM_DOC, tags=["ask"])
+async def ask_stream_post(body: AskRequest, request: Request, caller: Caller = READER) -> StreamingResponse:
+    """The stream of ``GET /api/ask/stream`` for a JSON body; with ``store`` (a write) the answer is stored."""
+    state = _state(request)
+    _check_question(body)
+    if body.store:
+        may_write(state, caller, request)
+    return _stream(state, body, caller)
+
+
+def _stream(state: ServiceState, body: AskRequest, caller: Caller) -> StreamingResponse:
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+    queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
     # the engine's events, as SSE events, cross from the answering thread to this loop
     events = sse_listener(lambda name, data: loop.call_soon_threadsafe(queue.put_nowait, (name, data)))
     trace_id = new_trace_id()
 
     def work() -> dict[str, Any]:
-        return _finish(state, _answer(state, body, caller.clearance, trace_id, events), store, caller.clearance)
+        try:
+            return _finish(state, _answer(state, body, caller.clearance, trace_id, events), body.store,
+                           caller.clearance)
+        finally:  # the end is pushed after the last event, so the answer follows its last token at once
+            loop.call_soon_threadsafe(queue.put_nowait, None)
 
     async def stream() -> AsyncIterator[str]:
         yield _sse("start", {"trace_id": trace_id, "clearance": caller.clearance})
@@ -137,19 +166,16 @@ async def ask_stream(
         deadline = loop.time() + state.config.request_timeout
         while True:
             try:
-                name, data = await asyncio.wait_for(queue.get(), timeout=0.05)
-                yield _sse(name, data)
-                continue
+                item = await asyncio.wait_for(queue.get(), timeout=max(0.0, deadline - loop.time()))
             except asyncio.TimeoutError:
-                pass
-            if job.done() and queue.empty():
-                break
-            if loop.time() > deadline:
                 yield _sse("error", {"error": f"no answer within {state.config.request_timeout:g} s",
                                      "fix": "ask again, or start the server with a larger --request-timeout"})
                 return
+            if item is None:
+                break
+            yield _sse(*item)
         try:
-            yield _sse("answer", job.result())
+            yield _sse("answer", await job)
         except Exception as exc:  # noqa: BLE001 - an error ends the stream as an event, never a traceback
             what, fix = (exc.error, exc.fix) if isinstance(exc, ServiceError) else split_fix(str(exc))
             if not isinstance(exc, ServiceError) and not str(exc):
@@ -168,12 +194,11 @@ def _visible_trace(state: ServiceState, trace_id: str, clearance: str) -> Trace:
 
 
 @router.post("/api/feedback", response_model=FeedbackResponse, responses=ERRORS, tags=["feedback"])
-async def feedback(body: FeedbackRequest, request: Request, authorization: Optional[str] = AUTH) -> dict[str, Any]:
+async def feedback(body: FeedbackRequest, request: Request, caller: Caller = WRITER) -> dict[str, Any]:
     """Thumbs, issue tags (each owned by a stage) and a comment on one answer."""
     from hoprag.gates.checks.feedback import TAG_STAGES
 
     state = _state(request)
-    caller = state.writer(state.caller(authorization))
     if body.thumbs is None and not body.tags and not (body.comment or "").strip():
         raise ServiceError(422, "empty feedback", "give thumbs (up|down), one or more tags, or a comment")
     await _run(state, lambda: _visible_trace(state, body.trace_id, caller.clearance))
@@ -184,10 +209,9 @@ async def feedback(body: FeedbackRequest, request: Request, authorization: Optio
 
 
 @router.post("/api/click", response_model=ClickResponse, responses=ERRORS, tags=["feedback"])
-async def click(body: ClickRequest, request: Request, authorization: Optional[str] = AUTH) -> dict[str, Any]:
+async def click(body: ClickRequest, request: Request, caller: Caller = WRITER) -> dict[str, Any]:
     """A cited source was opened (citation click-through rate)."""
     state = _state(request)
-    caller = state.writer(state.caller(authorization))
     trace = await _run(state, lambda: _visible_trace(state, body.trace_id, caller.clearance))
     cited = {c.chunk_id for claim in trace.answer.claims for c in claim.citations}
     cited |= {c.doc_id for claim in trace.answer.claims for c in claim.citations}
@@ -199,18 +223,17 @@ async def click(body: ClickRequest, request: Request, authorization: Optional[st
 
 
 @router.get("/api/whoami", tags=["meta"])
-async def whoami(request: Request, authorization: Optional[str] = AUTH) -> dict[str, Any]:
+async def whoami(request: Request, caller: Caller = READER) -> dict[str, Any]:
     """The caller this request's token names, and what the server needs."""
     state = _state(request)
-    caller = state.caller(authorization)
     return {"name": caller.name, "clearance": caller.clearance, "can_write": caller.can_write,
             "tokens_required": state.tokens is not None, "llm": state.config.engine.synth_model(),
             "index": state.index.manifest.artifact_id, "feedback_run": state.store.feedback_run}
 
 
 @router.get("/api/runs", responses=ERRORS, tags=["runs"])
-async def runs(request: Request, limit: int = Query(50, ge=1, le=500)) -> list[dict[str, Any]]:
-    """The most recent runs of the store."""
+async def runs(request: Request, limit: int = Query(50, ge=1, le=500), caller: Caller = READER) -> list[dict[str, Any]]:
+    """The most recent runs of the store (names, kinds and states: no counts)."""
     state = _state(request)
     found = await _run(state, lambda: state.store.store.list_runs(limit=limit))
     return [{"run_id": r.run_id, "kind": r.kind, "created_at": r.created_at.isoformat(),
@@ -218,18 +241,21 @@ async def runs(request: Request, limit: int = Query(50, ge=1, le=500)) -> list[d
 
 
 @router.get("/api/runs/{run_id}", responses=ERRORS, tags=["runs"])
-async def run_detail(run_id: str, request: Request) -> dict[str, Any]:
-    """A run's stage metrics, each with its gate verdict (pass, warn, block, skip) under the thresholds."""
+async def run_detail(request: Request, run_id: str = RUN_ID, caller: Caller = READER) -> dict[str, Any]:
+    """A run's stage metrics, each with its gate verdict (pass, warn, block, skip) under the thresholds
+    (with tokens: for callers who see every document, as the metrics count them all)."""
     state = _state(request)
+    require_full_view(state, caller, "a run's stage metrics")
     return await _run(state, lambda: gate_view(state, run_id))
 
 
 @router.get("/api/runs/{run_id}/report", response_class=HTMLResponse, responses=ERRORS, tags=["runs"])
-async def run_report(run_id: str, request: Request) -> HTMLResponse:
+async def run_report(request: Request, run_id: str = RUN_ID, caller: Caller = READER) -> HTMLResponse:
     """The evaluation report (HTML) of a run's stored traces against the server's --cases."""
     from hoprag.service.views import report_html
 
     state = _state(request)
+    require_full_view(state, caller, "an evaluation report's scores")
     html = await _run(state, lambda: report_html(state, run_id))
     # the report is one self-contained file with inline styles and no scripts
     return HTMLResponse(html, headers={"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'"})
@@ -237,26 +263,26 @@ async def run_report(run_id: str, request: Request) -> HTMLResponse:
 
 @router.get("/api/feedback/summary", responses=ERRORS, tags=["feedback"])
 async def feedback_summary(request: Request, run_id: Optional[str] = Query(None, max_length=200),
-                           bucket: str = Query("hour", pattern="^(hour|day)$")) -> dict[str, Any]:
-    """Dashboard series: thumbs-down rate and citation CTR over time, issue tags by owning stage."""
+                           bucket: str = Query("hour", pattern="^(hour|day)$"), caller: Caller = READER) -> dict[str, Any]:
+    """Dashboard series: thumbs-down rate and citation CTR over time, issue tags by owning stage (with
+    tokens: for callers who see every document, as the series count every caller's answers)."""
     state = _state(request)
+    require_full_view(state, caller, "the feedback dashboard's counts")
     return await _run(state, lambda: state.store.feedback_summary(run_id, bucket))
 
 
 @router.get("/api/traces/{trace_id}", responses=ERRORS, tags=["runs"])
-async def trace(trace_id: str, request: Request, authorization: Optional[str] = AUTH) -> dict[str, Any]:
+async def trace(request: Request, trace_id: str = TRACE_ID, caller: Caller = READER) -> dict[str, Any]:
     """A stored (redacted) trace, if everything it holds is within the caller's clearance."""
     state = _state(request)
-    caller = state.caller(authorization)
     return (await _run(state, lambda: _visible_trace(state, trace_id, caller.clearance))).to_dict()
 
 
 @router.get("/api/documents/{doc_id:path}", response_model=DocumentOut, responses=ERRORS, tags=["documents"])
-async def document(doc_id: str, request: Request, authorization: Optional[str] = AUTH,
+async def document(request: Request, doc_id: str = DOC_ID, caller: Caller = READER,
                    span: Optional[str] = Query(None, max_length=40, description="start:end character offsets")) -> dict[str, Any]:
     """A document with the cited span and its context (404 for one above the caller's clearance)."""
     state = _state(request)
-    caller = state.caller(authorization)
     return document_view(state.pool.view(caller.clearance), doc_id, span)
 
 

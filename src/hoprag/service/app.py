@@ -3,7 +3,9 @@
 ``create_app(ServiceConfig(index_dir=...))`` loads the index and the run store once and returns a
 FastAPI app; :mod:`hoprag.service.api` holds the routes. Every error leaves as JSON
 ``{"error": ..., "fix": ...}`` with a 4xx status (an unexpected one as a one-line 500); no stack
-trace ever reaches a response. Bodies are capped, each request has a wall-clock limit, CORS is
+trace ever reaches a response. What every request passes first (the Host allow-list, the body
+limit, the security headers) is :mod:`hoprag.service.guard`; who may read and write is
+:mod:`hoprag.service.access`. Each request has a wall-clock limit, CORS is
 off (no CORS headers are sent) and the request log names method, path, status and caller only:
 never a query string, question or answer.
 """
@@ -46,6 +48,12 @@ def _load_state(config: ServiceConfig) -> ServiceState:
     from hoprag.service.tokens import load_tokens
     from hoprag.store import RunStore
 
+    if config.tokens is not None and config.clearance is not None:
+        from hoprag.errors import ConfigError
+
+        raise ConfigError("--clearance sets the clearance of callers without a token, and with --tokens every "
+                          "request needs a token. Fix: drop --clearance and give each entry of the tokens file "
+                          "its clearance")
     index = open_index(config.index_dir)
     cleared = resolver.caller_clearance(config.clearance, config.acl_levels, index=index,
                                         unlabelled=config.unlabelled, unset="lowest")
@@ -84,53 +92,6 @@ def _stamped_run(index_dir: Path) -> str | None:
         return str(json.loads((index_dir / "run.json").read_text(encoding="utf-8"))["run_id"]) or None
     except (OSError, ValueError, KeyError, TypeError):
         return None
-
-
-class _BodyLimit:
-    """Pure ASGI: refuse bodies over ``limit`` bytes (declared or streamed) with 413."""
-
-    def __init__(self, app: Any, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope.get("headers") or ()).get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
-            await _send_json(send, 413, {"error": f"request body over {self.limit} bytes",
-                                         "fix": "send a smaller body"})
-            return
-        seen = 0
-
-        async def limited() -> dict:
-            nonlocal seen
-            message = await receive()
-            seen += len(message.get("body", b""))
-            if seen > self.limit:
-                raise ServiceError(413, f"request body over {self.limit} bytes", "send a smaller body")
-            return message
-
-        await self.app(scope, limited, send)
-
-
-async def _send_json(send: Any, status: int, body: dict) -> None:
-    import json
-
-    payload = json.dumps(body).encode("utf-8")
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
-    await send({"type": "http.response.body", "body": payload})
-
-
-_SECURITY_HEADERS = {
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
-    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
-                               "connect-src 'self'; frame-ancestors 'none'",
-}
 
 
 def create_app(config: ServiceConfig, state: ServiceState | None = None) -> Any:
@@ -175,17 +136,10 @@ def create_app(config: ServiceConfig, state: ServiceState | None = None) -> Any:
         what = str(exc.detail) if exc.status_code != 404 else "no such page or endpoint"
         return error(exc.status_code, what, "see /openapi.json for the endpoints")
 
-    @app.exception_handler(Exception)
-    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.error("%s %s failed: %s", request.method, request.url.path, type(exc).__name__)
-        return error(500, f"internal error ({type(exc).__name__})", "see the server log; the request was not completed")
-
     @app.middleware("http")
-    async def _headers_and_log(request: Request, call_next: Any) -> Any:
+    async def _log(request: Request, call_next: Any) -> Any:
         start = time.perf_counter()
         response = await call_next(request)
-        for name, value in _SECURITY_HEADERS.items():
-            response.headers.setdefault(name, value)
         log.info("%s %s %s %.1fms", request.method, request.url.path, response.status_code,
                  (time.perf_counter() - start) * 1000.0)
         return response
@@ -193,7 +147,11 @@ def create_app(config: ServiceConfig, state: ServiceState | None = None) -> Any:
     app.router.on_shutdown.append(state.store.close)  # queued answers are written before the process ends
     app.include_router(router)
     app.mount("/static", StaticFiles(directory=str(files("hoprag.service") / "static")), name="static")
-    app.add_middleware(_BodyLimit, limit=state.config.max_body_bytes)
+    from hoprag.service.guard import RequestGuard
+
+    # Host allow-list, body limit, security headers, the JSON 500 (hoprag.service.guard)
+    app.add_middleware(RequestGuard, limit=state.config.max_body_bytes,
+                       allowed_hosts=(*state.config.allow_hosts, state.config.host or ""))
     from hoprag.service.request_spans import RequestSpans
 
     app.add_middleware(RequestSpans)  # outermost, so refused bodies get a span too; a pass-through when tracing is off

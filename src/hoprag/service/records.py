@@ -70,16 +70,19 @@ class ServiceStore:
 
     def flush(self) -> int:
         """Write every queued answer now (one transaction per table); returns how many."""
-        with self._pending_lock:
-            batch = list(self._pending.values())
-        if not batch:
-            return 0
-        with self._lock:  # metrics are recomputed on the next feedback or click, not per answer
+        # one flush at a time (the writer thread's and a request's): two would both write the batch they
+        # read; answers stay in _pending until written, so a lookup in between still finds them
+        with self._lock:
+            with self._pending_lock:
+                batch = list(self._pending.values())
+            if not batch:
+                return 0
+            # metrics are recomputed on the next feedback or click, not per answer
             self.store.add_traces(self.trace_run, [t for t, _ in batch])
             self.store.add_feedback([v for _, v in batch])
-        with self._pending_lock:
-            for t, _ in batch:
-                self._pending.pop(t.case_id, None)
+            with self._pending_lock:
+                for t, _ in batch:
+                    self._pending.pop(t.case_id, None)
         return len(batch)
 
     def _write_loop(self) -> None:

@@ -8,7 +8,7 @@ error every route raises (an HTTP status, what was wrong, the fix).
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from hoprag.errors import HopragError
 from hoprag.pipeline.spec import EngineSpec
-from hoprag.service.tokens import ANONYMOUS, Caller, TokenTable
+from hoprag.service.tokens import TokenTable
 
 __all__ = ["ServiceConfig", "ServiceError", "ServiceState", "split_fix"]
 
@@ -27,9 +27,13 @@ class ServiceConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
     index_dir: Union[Path, str] = Field(description="index directory, or a postgresql://…?index=NAME URL")
     store: Optional[str] = Field(None, description="run store URL (default $HOPRAG_STORE or .hoprag/hoprag.db)")
-    tokens: Optional[Path] = Field(None, description="tokens.yaml; without it every caller is local and may write")
-    clearance: Optional[str] = Field(None, description="clearance of callers without a token "
-                                     "(default $HOPRAG_CLEARANCE, else the lowest level: public)")
+    tokens: Optional[Path] = Field(None, description="tokens.yaml: every request then needs one of its tokens; "
+                                   "without it every caller is local and may write")
+    clearance: Optional[str] = Field(None, description="clearance of the callers of a server without tokens "
+                                     "(default $HOPRAG_CLEARANCE, else the lowest level: public); refused with tokens")
+    host: Optional[str] = Field(None, description="the address the server is bound to: a Host name it answers to")
+    allow_hosts: tuple[str, ...] = Field((), description="Host names the server answers to besides the loopback "
+                                         "names (hoprag.service.guard)")
     acl_levels: Optional[str] = Field(None, description="clearance levels, lowest first "
                                       "(default $HOPRAG_ACL_LEVELS, else public,internal,confidential,restricted)")
     unlabelled: Optional[str] = Field(None, description="level of documents without an acl class")
@@ -64,7 +68,7 @@ def split_fix(message: str) -> tuple[str, str]:
 
 @dataclass
 class ServiceState:
-    """Everything the routes share (one per app)."""
+    """Everything the routes share (one per app); who a request's caller is: :mod:`hoprag.service.access`."""
 
     config: ServiceConfig
     index: Any
@@ -75,27 +79,3 @@ class ServiceState:
     executor: ThreadPoolExecutor
     thresholds: Any
     cases: Any
-
-    def caller(self, authorization: str | None) -> Caller:
-        """The caller a request's ``Authorization`` header names (401 for a bad or unknown token)."""
-        if self.tokens is None:
-            return Caller(name="local", clearance=self.config.clearance, can_write=True)
-        if not authorization:  # the lowest level: public under the default levels
-            return ANONYMOUS if ANONYMOUS.clearance == self.policy.levels[0] else replace(ANONYMOUS, clearance=self.policy.levels[0])
-        scheme, _, token = authorization.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise ServiceError(401, "the Authorization header is not 'Bearer <token>'",
-                               "send Authorization: Bearer <token> with a token from the server's tokens file")
-        found = self.tokens.lookup(token.strip())
-        if found is None:
-            raise ServiceError(401, "unknown token", "send a token listed in the server's tokens file")
-        return found
-
-    def writer(self, caller: Caller) -> Caller:
-        if not caller.can_write:
-            if not caller.authenticated:
-                raise ServiceError(401, "this request writes to the run store and needs a bearer token",
-                                   "send Authorization: Bearer <token> (or ask with store=false)")
-            raise ServiceError(403, f"caller '{caller.name}' may not write",
-                               "use a token whose entry has can_write: true")
-        return caller

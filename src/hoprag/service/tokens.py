@@ -24,7 +24,7 @@ from hoprag.security.acl import ClearancePolicy
 from hoprag.errors import ConfigError
 from hoprag.validation_messages import quote
 
-__all__ = ["ANONYMOUS", "Caller", "TokenTable", "load_tokens"]
+__all__ = ["Caller", "TokenTable", "load_tokens"]
 
 
 @dataclass(frozen=True)
@@ -36,8 +36,6 @@ class Caller:
     can_write: bool
     authenticated: bool = False
 
-
-ANONYMOUS = Caller(name="anonymous", clearance="public", can_write=False)
 
 
 @dataclass(frozen=True)
