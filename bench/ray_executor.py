@@ -85,6 +85,7 @@ def main() -> None:
     from hoprag.index.store import build_index, load_index
     from hoprag.llm.settings import LLMSettings
     from hoprag.pipeline.engine_recipe import EngineRecipe
+    from hoprag.pipeline.spec import EngineSpec
     from hoprag.pipeline.factory import make_engine
     from hoprag.pipeline.runner import questions_from_cases, run_questions
 
@@ -96,9 +97,10 @@ def main() -> None:
     index = load_index(work / "index")
     questions = questions_from_cases(imported.cases)[: args.cases]
     settings = LLMSettings(base_url=base_url, api_key="none", retries=0)
-    engine = make_engine("multihop", index, synth_llm="openai:slow", llm_settings=settings)
-    recipe = EngineRecipe.over(work / "index", name="multihop", synth_llm="openai:slow", llm_settings=settings,
-                               config_hash=engine.config_hash, artifact_id=index.manifest.artifact_id)
+    spec = EngineSpec.from_options("multihop", synth_llm="openai:slow", llm_settings=settings)
+    engine = make_engine(spec, index)
+    recipe = EngineRecipe.over(work / "index", spec=spec, config_hash=engine.config_hash,
+                               artifact_id=index.manifest.artifact_id)
 
     started = time.perf_counter()
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
