@@ -164,3 +164,24 @@ def test_deletions_are_checked(tmp_path):
     ids.write_text(f"{DOCS[0].id}\n{DOCS[0].id}\n", encoding="utf-8")
     with pytest.raises(InputError, match="listed twice"):
         read_delete_ids(ids)
+
+
+def test_an_update_whose_graph_is_built_in_the_worker_process_equals_a_rebuild(tmp_path, monkeypatch):
+    """A large index's update resumes the graph in a worker process (as a large build builds it there):
+    forced here from the first chunk, the update still writes the rebuild's files."""
+    import hoprag.index.graph_worker as graph_worker
+
+    if graph_worker._cores() < 2:
+        pytest.skip("the graph moves to a worker process only with more than one core")
+    target = tmp_path / "index"
+    build_index(DOCS[:12], target)
+    monkeypatch.setattr(graph_worker, "WORKER_MIN_CHUNKS", 1)
+    started = []
+    real_start = graph_worker.GraphWorker._start
+    monkeypatch.setattr(graph_worker.GraphWorker, "_start", lambda self: started.append(1) or real_start(self))
+    replaced = dataclasses.replace(DOCS[3], text=DOCS[3].text + " " + DOCS[20].text[:200])
+    update_index(target, [DOCS[12], replaced, DOCS[13]], [DOCS[5].id])
+    assert started, "the update built its graph in process"
+    expected = [d for d in DOCS[:12] if d.id not in {DOCS[3].id, DOCS[5].id}] + [DOCS[12], replaced, DOCS[13]]
+    build_index(expected, tmp_path / "rebuilt")
+    assert_same_index(target, tmp_path / "rebuilt")

@@ -178,9 +178,10 @@ class GraphBuilder:
         mentions = mentions[mentions >= 0]
         if mentions.size:
             keys = np.frombuffer(self._mention_keys, dtype=np.int64)[mentions]
-            found, first = np.unique(keys, return_index=True)
+            first = _first_seen(keys, count)
+            found = np.flatnonzero(first < keys.size)
             names = self._mention_kinds
-            for key, mention in zip(found.tolist(), mentions[first].tolist()):
+            for key, mention in zip(found.tolist(), mentions[first[found]].tolist()):
                 kinds[key] = names[mention]
         return kinds
 
@@ -222,12 +223,14 @@ class GraphBuilder:
         """Every chunk's mentions (ids into a table of ``[key, kind, words]``: those still used, numbered by
         first occurrence, as a build numbers them, so an update writes what a build of its corpus writes)."""
         stream = self._stream()
-        used, first = np.unique(stream[stream >= 0], return_index=True)
-        used = used[np.argsort(first)]
+        naming = stream[stream >= 0]
+        first = _first_seen(naming, len(self._mention_words))
+        used = np.flatnonzero(first < naming.size)
+        used = used[np.argsort(first[used])]  # first positions are distinct: the order is the build's
         remap = np.full(len(self._mention_words) + 1, -1, dtype=np.int32)  # the extra slot maps -1 to -1
         remap[used] = np.arange(used.size, dtype=np.int32)
         keys = list(self._key_ids)
-        key_of = np.frombuffer(self._mention_keys, dtype=np.int64) if self._mention_keys else np.zeros(0, np.int64)
+        key_of = self._mention_keys.tolist()  # Python ints: indexing an array element by element is slow
         kinds, words = self._mention_kinds, self._mention_words
         rows = [[keys[key_of[m]], kinds[m], list(words[m])] for m in used.tolist()]
         directory.mkdir(parents=True, exist_ok=True)
@@ -249,8 +252,14 @@ class GraphBuilder:
         if ends.shape != keep.shape or (ends.size and int(ends[-1]) != stream.size) or int(keep.sum()) != len(chunk_ids):
             raise ValueError("the saved mentions do not fit the index's chunks")
         builder = cls(config)
-        for key, kind, words in rows:
-            builder._mention(key, kind, tuple(words))
+        # the table as _mention would grow it row by row (its rows are distinct), built in bulk
+        mention_words = [tuple(words) for _, _, words in rows]
+        builder._mention_words = mention_words
+        builder._mention_kinds = [kind for _, kind, _ in rows]
+        builder._mention_ids = {(key, kind, words): i for i, ((key, kind, _), words) in enumerate(zip(rows, mention_words))}
+        key_ids = builder._key_ids
+        builder._mention_keys = array("q", [key_ids.setdefault(key, len(key_ids)) for key, _, _ in rows])
+        builder._named = [i for i, words in enumerate(mention_words) if len(words) > 1]
         runs = np.diff(ends, prepend=0)
         kept = stream[np.repeat(keep, runs)].astype(np.int32)
         builder._mentions = array("i", kept.tobytes())
@@ -278,10 +287,20 @@ def _indptr(rows: np.ndarray, count: int) -> np.ndarray:
     return indptr
 
 
+def _first_seen(values: np.ndarray, count: int) -> np.ndarray:
+    """Per value in ``range(count)``: where it first occurs in ``values`` (``values.size`` if nowhere);
+    ``np.unique(return_index=True)`` without its sort."""
+    first = np.full(count, values.size, dtype=np.int64)
+    np.minimum.at(first, values.astype(np.intp, copy=False), np.arange(values.size, dtype=np.int64))
+    return first
+
+
 def _transpose(matrix: CsrArrays, rows: np.ndarray, columns: np.ndarray) -> CsrArrays:
     """The transpose of a values-1 ``matrix`` whose entries, in stored order, are (``rows``,
     ``columns``): a stable sort by column keeps each new row's entries in ascending order."""
-    order = np.argsort(columns, kind="stable")
+    # a stable sort of small integers is a radix sort in numpy: far faster than a merge sort of int64
+    narrow = columns.astype(np.uint16) if matrix.shape[1] <= 1 << 16 else columns
+    order = np.argsort(narrow, kind="stable")
     return CsrArrays(_indptr(columns, matrix.shape[1]), rows[order].astype(np.int32), None,
                      (matrix.shape[1], matrix.shape[0]))
 

@@ -9,6 +9,10 @@ writing rows and tokenising: on two cores the graph costs the build little wall 
 corpus (fewer than :data:`WORKER_MIN_CHUNKS` chunks), a machine with one core, or a worker that
 cannot be started builds in process; the files are the same either way.
 
+An index update (:mod:`hoprag.index.update`) uses the same worker: :meth:`GraphWorker.resume` starts
+it from the saved mentions of the chunks the update keeps (read in the worker, from the old index's
+rows), the new documents' chunks follow, and the graph is built while the update recomputes BM25.
+
 The worker is a plain child process reading pickled frames on its standard input, so nothing of the
 caller's program is re-imported (``multiprocessing``'s ``spawn`` would re-run a script that lacks a
 ``__main__`` guard); a thread writes the frames while the builder goes on, and the worker is killed
@@ -26,7 +30,9 @@ import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+import numpy as np
 
 from hoprag.cpus import available_cores as _cores
 from hoprag.errors import HopragError
@@ -34,6 +40,9 @@ from hoprag.index.entity_graph import GraphConfig, GraphInfo
 from hoprag.index.graph_build import GraphBuilder
 from hoprag.index.manifest import peak_rss_mb
 from hoprag.records import Chunk
+
+if TYPE_CHECKING:
+    from hoprag.index.corpus_db import CorpusDB
 
 __all__ = ["WORKER_MIN_CHUNKS", "GraphWorker", "serve"]
 
@@ -68,11 +77,24 @@ class GraphWorker:
         self._writer: threading.Thread | None = None
         self._stderr: IO[bytes] | None = None
         self._submitted = False
+        self._resume: tuple[str, np.ndarray, np.ndarray, CorpusDB] | None = None
 
     @property
     def in_worker(self) -> bool:
         """Whether the graph is being built in a worker process."""
         return self._process is not None
+
+    def resume(self, directory: Path, keep_chunks: np.ndarray, keep_docs: np.ndarray, db: CorpusDB) -> None:
+        """Before any :meth:`add`: start from the mentions an index saved in ``directory`` (its
+        ``analysis/``) of the chunks ``keep_chunks`` keeps, with the titles of the documents ``keep_docs``
+        keeps (``db``: the index's rows). With as many kept chunks as ``min_chunks``, the worker starts
+        now and reads them while the caller goes on."""
+        self._resume = (str(directory), keep_chunks, keep_docs, db)
+        kept = int(np.count_nonzero(keep_chunks))
+        if kept >= self.min_chunks and self._start():
+            self._frames.put(_frame(("resume", self._resume)))
+        else:
+            self._held_chunks += kept
 
     def add(self, chunks: Sequence[Chunk], title: str) -> None:
         """One document's chunks, in index order, and its title."""
@@ -80,6 +102,8 @@ class GraphWorker:
             self._held.append((chunks, title))
             self._held_chunks += len(chunks)
             if self._held_chunks >= self.min_chunks and self._start():
+                if self._resume is not None:
+                    self._frames.put(_frame(("resume", self._resume)))
                 held, self._held = self._held, []
                 for held_chunks, held_title in held:
                     self._send(held_chunks, held_title)
@@ -156,7 +180,7 @@ class GraphWorker:
     def finish(self, index_dir: Path) -> GraphInfo:
         """Build the graph into ``index_dir/graph`` (in the worker, when one runs); the manifest's record."""
         if self._process is None:
-            builder = GraphBuilder(self.config)
+            builder = _resumed(self.config, *self._resume) if self._resume else GraphBuilder(self.config)
             for chunks, title in self._held:
                 builder.add(chunks, title)
             self._held = []
@@ -210,6 +234,13 @@ class GraphWorker:
         return f"; it said: {lines[-1]}" if lines else ""
 
 
+def _resumed(config: GraphConfig, directory: str, keep_chunks: np.ndarray, keep_docs: np.ndarray,
+             db: CorpusDB) -> GraphBuilder:
+    """:meth:`GraphBuilder.resumed` for the kept chunks and documents of the index whose rows are ``db``."""
+    titles = [key for key, pos in db.title_key_rows() if keep_docs[pos]]
+    return GraphBuilder.resumed(Path(directory), config, keep_chunks, list(db.iter_chunk_ids(mask=keep_chunks)), titles)
+
+
 def _frame(message: Any) -> bytes:
     body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
     return _HEADER.pack(len(body)) + body
@@ -233,6 +264,8 @@ def serve(inbox: IO[bytes], outbox: IO[bytes]) -> None:
             kind, payload = message
             if kind == "config":
                 builder = GraphBuilder(GraphConfig.model_validate(payload))
+            elif kind == "resume":
+                builder = _resumed(builder.config, *payload)
             elif kind == "add":
                 for title, ids, texts in payload:
                     builder.add_texts(ids, texts, title)

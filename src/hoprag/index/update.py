@@ -10,8 +10,9 @@ from what the index keeps of its analysis (:mod:`hoprag.index.analysis`):
 - rows: the kept rows copied into a new ``corpus.sqlite`` with their new positions, the new appended;
 - BM25: :func:`hoprag.index.bm25_delta.updated_matrix` (every score recomputed: N, avgdl and df
   change with any delta);
-- graph: :meth:`hoprag.index.graph_build.GraphBuilder.resumed` with the kept chunks' saved mentions,
-  the new chunks scanned, the graph built from all of them;
+- graph: :meth:`hoprag.index.graph_worker.GraphWorker.resume` with the kept chunks' saved mentions,
+  the new chunks scanned, the graph built from all of them — in a worker process for a large index,
+  while BM25 is recomputed, as a build overlaps them;
 - dense: the kept chunks' vectors, the new chunks embedded (and the HNSW graph rebuilt if it has one).
 
 The new index is written beside the old one and swapped into place when complete
@@ -29,6 +30,7 @@ import sqlite3
 import time
 import uuid
 from collections import Counter
+from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -45,7 +47,7 @@ from hoprag.index.analysis import ANALYSIS_DIR, MENTIONS, has_bm25_state, load_b
 from hoprag.index.bm25 import BATCH, BM25Retriever, index_text
 from hoprag.index.bm25_delta import updated_matrix
 from hoprag.index.corpus_db import DB_FILE, SCHEMA, CorpusWriter
-from hoprag.index.graph_build import GraphBuilder
+from hoprag.index.graph_worker import GraphWorker
 from hoprag.index.manifest import DenseInfo, IndexManifest, IndexUpdate, config_hash
 from hoprag.index.store import BM25_DIR, MANIFEST, LoadedIndex, build_index, load_index
 from hoprag.index.update_plan import UpdatePlan, plan_update
@@ -139,18 +141,38 @@ def _apply(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, keep
     config = old.config
     chunk_doc = np.asarray(db.chunk_doc)
     keep_chunks = keep_docs[chunk_doc]
-    _copy_kept_rows(target / DB_FILE, stage / DB_FILE, keep_docs, keep_chunks)
-    new_doc = np.cumsum(keep_docs) - 1
-    acl_names = [db.acl_names[c] for c in np.asarray(db.doc_acl)[keep_docs].tolist()]
-    writer = CorpusWriter(stage, after=(new_doc[chunk_doc[keep_chunks]].astype(np.int32), acl_names))
-    tokenizer = config.tokenizer()
-    builder = BM25Retriever.builder(config.bm25, tokenizer)
-    builder.seed({term: tid for term, tid in sorted(index.bm25.model.vocab_dict.items(), key=lambda kv: kv[1]) if term})
     graph = None
-    if old.graph is not None:
-        titles = [key for key, pos in db.title_key_rows() if keep_docs[pos]]
-        graph = GraphBuilder.resumed(target / ANALYSIS_DIR, old.graph.config, keep_chunks,
-                                     list(db.iter_chunk_ids(mask=keep_chunks)), titles)
+    if old.graph is not None:  # first: a worker reads the kept mentions while the rows are copied
+        graph = GraphWorker(old.graph.config)
+        graph.resume(target / ANALYSIS_DIR, keep_chunks, keep_docs, db)
+    # the corpus hash in a thread: SQLite reads and SHA-256 of large buffers run without the interpreter lock
+    hashing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hoprag-corpus-hash")
+    corpus_hash = hashing.submit(_corpus_hash, target / DB_FILE, keep_docs, [record for _, record in plan.fresh])
+    hashing.shutdown(wait=False)
+    try:
+        _copy_kept_rows(target / DB_FILE, stage / DB_FILE, keep_docs, keep_chunks)
+        new_doc = np.cumsum(keep_docs) - 1
+        acl_names = [db.acl_names[c] for c in np.asarray(db.doc_acl)[keep_docs].tolist()]
+        writer = CorpusWriter(stage, after=(new_doc[chunk_doc[keep_chunks]].astype(np.int32), acl_names))
+        tokenizer = index.bm25.tokenizer  # the stopword list the index saved: bm25s's list is not imported again
+        builder = BM25Retriever.builder(config.bm25, tokenizer)
+        builder.seed({term: tid for term, tid in sorted(index.bm25.model.vocab_dict.items(), key=lambda kv: kv[1])
+                      if term})
+        return _analyse(stage, target, index, plan, keep_chunks, writer, builder, tokenizer, graph, acl_names,
+                        record, started, progress, executor, corpus_hash)
+    except BaseException:
+        if graph is not None:
+            graph.abort()
+        raise
+
+
+def _analyse(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, keep_chunks: np.ndarray,
+             writer: CorpusWriter, builder: Any, tokenizer: Any, graph: GraphWorker | None, acl_names: list[str],
+             record: dict[str, Any], started: float, progress: Progress | None, executor: Any,
+             corpus_hash: Future[str]) -> IndexManifest:
+    """The new documents chunked, written, tokenised and scanned; BM25, graph and vectors of the result."""
+    old, db = index.manifest, index.chunks.db
+    config = old.config
     texts: list[str] = []
     dense_texts: list[str] = []
     try:
@@ -177,6 +199,8 @@ def _apply(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, keep
     except BaseException:
         writer.abort()
         raise
+    if graph is not None:
+        graph.submit(stage)  # a worker builds the graph now, while BM25 is recomputed here
     if progress:
         progress("index", 0, writer.chunks)
     try:
@@ -202,7 +226,7 @@ def _apply(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, keep
         config_hash=config_hash(config),
         document_count=writer.documents,
         chunk_count=writer.chunks,
-        corpus_hash=_corpus_hash(stage / DB_FILE),
+        corpus_hash=corpus_hash.result(),
         created_at=_now(),
         artifact_id=uuid.uuid4().hex,
         dense=dense_info,
@@ -272,17 +296,21 @@ def _dense(stage: Path, index: LoadedIndex, keep_chunks: np.ndarray, texts: list
     return dense.model_copy(update={"ann": ann}) if ann is not None else dense
 
 
-def _corpus_hash(db_file: Path) -> str:
-    """The manifest's corpus hash of the rows written: the digest a build of them computes."""
+def _corpus_hash(db_file: Path, keep_docs: np.ndarray, fresh: list[str]) -> str:
+    """The manifest's corpus hash of the updated rows — the kept records of ``db_file`` (the index before
+    the update) in order, then the ``fresh`` ones —: the digest a build of them computes."""
     digest = hashlib.sha256()
-    conn = sqlite3.connect(db_file)
+    conn = sqlite3.connect(db_file, check_same_thread=False)
     try:
-        # the stored UTF-8 bytes as they are: no decoding and encoding again of every record
-        for (record,) in conn.execute("SELECT CAST(record AS BLOB) FROM documents ORDER BY pos"):
-            digest.update(record)
-            digest.update(b"\n")
+        # the stored UTF-8 bytes as they are, a few thousand records per digest call (the digest of the
+        # concatenation is the digest of the parts fed one by one)
+        rows = conn.execute("SELECT pos, CAST(record || char(10) AS BLOB) FROM documents ORDER BY pos")
+        keep = keep_docs.tolist()
+        while batch := rows.fetchmany(4096):
+            digest.update(b"".join(r for pos, r in batch if keep[pos]))
     finally:
         conn.close()
+    digest.update("".join(record + "\n" for record in fresh).encode("utf-8"))
     return digest.hexdigest()
 
 
