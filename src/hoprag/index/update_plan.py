@@ -9,13 +9,13 @@ appended, as a log appends a newer version; a document given again unchanged sta
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from hoprag.errors import InputError
 from hoprag.files import read_text
+from hoprag.finite_numbers import loads
 from hoprag.index.corpus_db import canonical_record
 from hoprag.records import Document
 
@@ -57,7 +57,7 @@ def read_delete_ids(path: str | Path) -> list[str]:
             continue
         if value.startswith("{"):
             try:
-                record = json.loads(value)
+                record = loads(value)  # the one number rule: NaN and 1e400 are refused here too
             except ValueError as exc:
                 raise InputError(f"not a JSON object ({exc.args[0]})", source=source, line=number,
                                  fix="write one document id per line, or one JSON object with an 'id' per line") from None
