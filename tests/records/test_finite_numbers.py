@@ -210,7 +210,7 @@ def test_the_report_writer_refuses_to_write_nan() -> None:
 #: hoprag.finite_numbers.loads, so user input is always read under the number rule.
 OWN_FORMATS = {
     "finite_numbers.py", "jsonl.py", "index/graph_arrays.py", "index/bm25_arrays.py", "index/entity_graph.py",
-    "index/tokenize.py", "index/staging.py", "index/graph_build.py", "index/corpus_db.py", "index/pg_corpus.py", "store/run_store.py",
+    "index/tokenize.py", "index/staging.py", "index/graph_build.py", "index/graph_worker.py", "index/corpus_db.py", "index/pg_corpus.py", "store/run_store.py",
     "service/app.py", "service/streaming.py", "evaluation/model_judge.py", "llm/testing.py", "otel_import.py",
     "io/kinds.py", "datasets/splits.py",  # telling what a file is before it is overwritten; no value is used
 }
