@@ -8,8 +8,6 @@ above it is answered 404 (exactly as an unknown one), so its existence is not le
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import json
 from collections.abc import AsyncIterator
 from importlib.resources import files
@@ -20,9 +18,9 @@ from fastapi.responses import HTMLResponse, Response, StreamingResponse
 
 from hoprag.records import Trace
 from hoprag.service.access import may_write, reader, require_full_view, writer
-from hoprag.service.state import ServiceError, ServiceState, split_fix
+from hoprag.service.answers import answer, answer_events, check_question, run_blocking
+from hoprag.service.state import ServiceError, ServiceState
 from hoprag.service.tokens import Caller
-from hoprag.pipeline.events import OnEvent, fan_out
 from hoprag.service.models import (
     AskRequest,
     AskResponse,
@@ -35,8 +33,7 @@ from hoprag.service.models import (
     MAX_QUESTION,
 )
 from hoprag.service.records import new_trace_id
-from hoprag.service.streaming import sse_listener
-from hoprag.service.views import answer_view, document_view, gate_view, trace_visible
+from hoprag.service.views import document_view, gate_view, trace_visible
 
 router = APIRouter()
 ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 403, 404, 413, 422, 504)}
@@ -53,57 +50,15 @@ def _state(request: Request) -> ServiceState:
     return request.app.state.hoprag
 
 
-async def _run(state: ServiceState, fn: Any) -> Any:
-    """``fn()`` on the answering threads, bounded by the request timeout (504 when it runs out)."""
-    loop = asyncio.get_running_loop()
-    try:
-        job = loop.run_in_executor(state.executor, contextvars.copy_context().run, fn)  # spans nest under the request's
-        return await asyncio.wait_for(job, state.config.request_timeout)
-    except asyncio.TimeoutError:
-        raise ServiceError(504, f"no answer within {state.config.request_timeout:g} s",
-                           "ask again, or start the server with a larger --request-timeout") from None
-
-
-def _answer(state: ServiceState, ask: AskRequest, clearance: str, trace_id: str, on_event: OnEvent | None = None) -> Trace:
-    """The engine's answer; its events go to ``on_event`` and to the question's spans (:mod:`hoprag.telemetry`)."""
-    from hoprag import telemetry
-
-    spans = telemetry.listener(state.config.engine.synth_model(),
-                               {"hoprag.clearance": clearance, "hoprag.stored": ask.store})
-    return state.pool.answer(ask.question.strip(), trace_id=trace_id, run_id=state.store.trace_run,
-                             clearance=clearance, on_event=fan_out(on_event, spans), engine=ask.engine, mode=ask.mode,
-                             k=ask.k, use_llm=ask.llm == "default")
-
-
-def _finish(state: ServiceState, trace: Trace, stored: bool, clearance: str) -> dict[str, Any]:
-    view = answer_view(trace, state.pool.view(clearance), stored=stored, clearance=clearance)
-    if stored:
-        state.store.add_trace(trace, citations_shown=len(view["citations"]))
-    return view
-
-
-def _check_question(ask: AskRequest) -> None:
-    """The engines' own check (:mod:`hoprag.pipeline.question_check`), answered 422 before any work."""
-    from hoprag.errors import InputError
-    from hoprag.pipeline.question_check import check_question
-
-    try:
-        check_question(ask.question.strip())
-    except InputError as exc:
-        raise ServiceError(422, *split_fix(str(exc))) from None
-
-
 @router.post("/api/ask", response_model=AskResponse, responses=ERRORS, tags=["ask"])
 async def ask(body: AskRequest, request: Request, caller: Caller = READER) -> dict[str, Any]:
     """Answer a question; the (redacted) trace is stored when ``store`` is true (a write: a token or this
     server's page)."""
     state = _state(request)
-    _check_question(body)
+    check_question(body)
     if body.store:
         may_write(state, caller, request)
-    trace_id = new_trace_id()
-    trace = await _run(state, lambda: _answer(state, body, caller.clearance, trace_id))
-    return await _run(state, lambda: _finish(state, trace, body.store, caller.clearance))
+    return await answer(state, body, caller, new_trace_id())
 
 
 def _sse(name: str, data: dict[str, Any]) -> str:
@@ -132,7 +87,7 @@ async def ask_stream(
         raise ServiceError(422, "GET /api/ask/stream never stores an answer",
                            'POST /api/ask/stream with {"question": ..., "store": true} to store it')
     body = AskRequest(question=q, k=k, engine=engine, mode=mode, llm=llm, store=False)
-    _check_question(body)
+    check_question(body)
     return _stream(_state(request), body, caller)
 
 
@@ -140,47 +95,19 @@ async def ask_stream(
 async def ask_stream_post(body: AskRequest, request: Request, caller: Caller = READER) -> StreamingResponse:
     """The stream of ``GET /api/ask/stream`` for a JSON body; with ``store`` (a write) the answer is stored."""
     state = _state(request)
-    _check_question(body)
+    check_question(body)
     if body.store:
         may_write(state, caller, request)
     return _stream(state, body, caller)
 
 
 def _stream(state: ServiceState, body: AskRequest, caller: Caller) -> StreamingResponse:
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
-    # the engine's events, as SSE events, cross from the answering thread to this loop
-    events = sse_listener(lambda name, data: loop.call_soon_threadsafe(queue.put_nowait, (name, data)))
     trace_id = new_trace_id()
-
-    def work() -> dict[str, Any]:
-        try:
-            return _finish(state, _answer(state, body, caller.clearance, trace_id, events), body.store,
-                           caller.clearance)
-        finally:  # the end is pushed after the last event, so the answer follows its last token at once
-            loop.call_soon_threadsafe(queue.put_nowait, None)
 
     async def stream() -> AsyncIterator[str]:
         yield _sse("start", {"trace_id": trace_id, "clearance": caller.clearance})
-        job = loop.run_in_executor(state.executor, contextvars.copy_context().run, work)
-        deadline = loop.time() + state.config.request_timeout
-        while True:
-            try:
-                item = await asyncio.wait_for(queue.get(), timeout=max(0.0, deadline - loop.time()))
-            except asyncio.TimeoutError:
-                yield _sse("error", {"error": f"no answer within {state.config.request_timeout:g} s",
-                                     "fix": "ask again, or start the server with a larger --request-timeout"})
-                return
-            if item is None:
-                break
-            yield _sse(*item)
-        try:
-            yield _sse("answer", await job)
-        except Exception as exc:  # noqa: BLE001 - an error ends the stream as an event, never a traceback
-            what, fix = (exc.error, exc.fix) if isinstance(exc, ServiceError) else split_fix(str(exc))
-            if not isinstance(exc, ServiceError) and not str(exc):
-                what = f"internal error ({type(exc).__name__})"
-            yield _sse("error", {"error": what, "fix": fix})
+        async for name, data in answer_events(state, body, caller, trace_id):
+            yield _sse(name, data)
 
     return StreamingResponse(stream(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
@@ -201,8 +128,8 @@ async def feedback(body: FeedbackRequest, request: Request, caller: Caller = WRI
     state = _state(request)
     if body.thumbs is None and not body.tags and not (body.comment or "").strip():
         raise ServiceError(422, "empty feedback", "give thumbs (up|down), one or more tags, or a comment")
-    await _run(state, lambda: _visible_trace(state, body.trace_id, caller.clearance))
-    stored = await _run(state, lambda: state.store.add_feedback(body.trace_id, caller.name, thumbs=body.thumbs,
+    await run_blocking(state, lambda: _visible_trace(state, body.trace_id, caller.clearance))
+    stored = await run_blocking(state, lambda: state.store.add_feedback(body.trace_id, caller.name, thumbs=body.thumbs,
                                                                  tags=list(body.tags), comment=body.comment))
     return {"trace_id": body.trace_id, "stored": stored, "run_id": state.store.feedback_run,
             "stages": sorted({TAG_STAGES[t] for t in body.tags})}
@@ -212,13 +139,13 @@ async def feedback(body: FeedbackRequest, request: Request, caller: Caller = WRI
 async def click(body: ClickRequest, request: Request, caller: Caller = WRITER) -> dict[str, Any]:
     """A cited source was opened (citation click-through rate)."""
     state = _state(request)
-    trace = await _run(state, lambda: _visible_trace(state, body.trace_id, caller.clearance))
+    trace = await run_blocking(state, lambda: _visible_trace(state, body.trace_id, caller.clearance))
     cited = {c.chunk_id for claim in trace.answer.claims for c in claim.citations}
     cited |= {c.doc_id for claim in trace.answer.claims for c in claim.citations}
     if body.citation not in cited:
         raise ServiceError(404, f"trace '{body.trace_id}' does not cite '{body.citation}'",
                            "send the chunk_id of one of the answer's citations")
-    await _run(state, lambda: state.store.add_click(body.trace_id, caller.name, body.citation))
+    await run_blocking(state, lambda: state.store.add_click(body.trace_id, caller.name, body.citation))
     return {"trace_id": body.trace_id, "recorded": True}
 
 
@@ -235,7 +162,7 @@ async def whoami(request: Request, caller: Caller = READER) -> dict[str, Any]:
 async def runs(request: Request, limit: int = Query(50, ge=1, le=500), caller: Caller = READER) -> list[dict[str, Any]]:
     """The most recent runs of the store (names, kinds and states: no counts)."""
     state = _state(request)
-    found = await _run(state, lambda: state.store.store.list_runs(limit=limit))
+    found = await run_blocking(state, lambda: state.store.store.list_runs(limit=limit))
     return [{"run_id": r.run_id, "kind": r.kind, "created_at": r.created_at.isoformat(),
              "artifact_id": r.artifact_id, "status": r.status} for r in found]
 
@@ -246,7 +173,7 @@ async def run_detail(request: Request, run_id: str = RUN_ID, caller: Caller = RE
     (with tokens: for callers who see every document, as the metrics count them all)."""
     state = _state(request)
     require_full_view(state, caller, "a run's stage metrics")
-    return await _run(state, lambda: gate_view(state, run_id))
+    return await run_blocking(state, lambda: gate_view(state, run_id))
 
 
 @router.get("/api/runs/{run_id}/report", response_class=HTMLResponse, responses=ERRORS, tags=["runs"])
@@ -256,7 +183,7 @@ async def run_report(request: Request, run_id: str = RUN_ID, caller: Caller = RE
 
     state = _state(request)
     require_full_view(state, caller, "an evaluation report's scores")
-    html = await _run(state, lambda: report_html(state, run_id))
+    html = await run_blocking(state, lambda: report_html(state, run_id))
     # the report is one self-contained file with inline styles and no scripts
     return HTMLResponse(html, headers={"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'"})
 
@@ -268,14 +195,14 @@ async def feedback_summary(request: Request, run_id: Optional[str] = Query(None,
     tokens: for callers who see every document, as the series count every caller's answers)."""
     state = _state(request)
     require_full_view(state, caller, "the feedback dashboard's counts")
-    return await _run(state, lambda: state.store.feedback_summary(run_id, bucket))
+    return await run_blocking(state, lambda: state.store.feedback_summary(run_id, bucket))
 
 
 @router.get("/api/traces/{trace_id}", responses=ERRORS, tags=["runs"])
 async def trace(request: Request, trace_id: str = TRACE_ID, caller: Caller = READER) -> dict[str, Any]:
     """A stored (redacted) trace, if everything it holds is within the caller's clearance."""
     state = _state(request)
-    return (await _run(state, lambda: _visible_trace(state, trace_id, caller.clearance))).to_dict()
+    return (await run_blocking(state, lambda: _visible_trace(state, trace_id, caller.clearance))).to_dict()
 
 
 @router.get("/api/documents/{doc_id:path}", response_model=DocumentOut, responses=ERRORS, tags=["documents"])

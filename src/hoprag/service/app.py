@@ -103,38 +103,43 @@ def create_app(config: ServiceConfig, state: ServiceState | None = None) -> Any:
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
     from hoprag.service.api import router
+    from hoprag.service.chat_completions import router as chat_router
 
     state = state or _load_state(config)
     app = FastAPI(title="hoprag", version="1", docs_url=None, redoc_url=None, openapi_url="/openapi.json",
                   description="Multi-hop answers with live hops, citations, feedback and the run store.")
     app.state.hoprag = state
 
-    def error(status: int, what: str, fix: str) -> JSONResponse:
+    def error(request: Request, status: int, what: str, fix: str) -> JSONResponse:
+        if request.url.path.startswith("/v1/"):  # the Chat Completions API's shape, so its clients show it
+            from hoprag.service.chat_completions import openai_error
+
+            return JSONResponse(openai_error(status, what, fix), status_code=status)
         return JSONResponse({"error": what, "fix": fix}, status_code=status)
 
     @app.exception_handler(ServiceError)
-    async def _service_error(_: Request, exc: ServiceError) -> JSONResponse:
+    async def _service_error(request: Request, exc: ServiceError) -> JSONResponse:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-        response = error(exc.status, exc.error, exc.fix)
+        response = error(request, exc.status, exc.error, exc.fix)
         if headers:
             response.headers.update(headers)
         return response
 
     @app.exception_handler(HopragError)
-    async def _hoprag_error(_: Request, exc: HopragError) -> JSONResponse:
-        return error(400, *split_fix(str(exc)))
+    async def _hoprag_error(request: Request, exc: HopragError) -> JSONResponse:
+        return error(request, 400, *split_fix(str(exc)))
 
     @app.exception_handler(RequestValidationError)
-    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         from hoprag.validation_messages import describe
 
-        return error(422, *describe(_RequestProblems(exc), what="request",
+        return error(request, 422, *describe(_RequestProblems(exc), what="request",
                                     fix="see /openapi.json for the fields and their limits"))
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         what = str(exc.detail) if exc.status_code != 404 else "no such page or endpoint"
-        return error(exc.status_code, what, "see /openapi.json for the endpoints")
+        return error(request, exc.status_code, what, "see /openapi.json for the endpoints")
 
     @app.middleware("http")
     async def _log(request: Request, call_next: Any) -> Any:
@@ -146,6 +151,7 @@ def create_app(config: ServiceConfig, state: ServiceState | None = None) -> Any:
 
     app.router.on_shutdown.append(state.store.close)  # queued answers are written before the process ends
     app.include_router(router)
+    app.include_router(chat_router)  # /v1/chat/completions: hoprag as an OpenAI-compatible model
     app.mount("/static", StaticFiles(directory=str(files("hoprag.service") / "static")), name="static")
     from hoprag.service.guard import RequestGuard
 

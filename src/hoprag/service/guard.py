@@ -11,10 +11,10 @@
 * **Security headers** on every response, errors and refusals of this layer included; an exception
   no route handled leaves as a JSON 500 with them (never a traceback).
 
-:class:`JsonErrorsH11` is the HTTP protocol of the server itself: a request uvicorn cannot parse (a
-malformed header, a request line or headers over its limit) is answered with the same JSON
-``{"error", "fix"}`` and headers instead of uvicorn's plain text. :func:`server_options` is the one
-place ``hoprag serve`` and the tests start uvicorn from.
+The HTTP protocol the server runs (:func:`server_options`, with which ``hoprag serve`` and the tests
+start uvicorn) is uvicorn's h11 one with one change: a request it cannot parse (a malformed header,
+a request line or headers over its limit) is answered with the same JSON ``{"error", "fix"}`` and
+headers instead of uvicorn's plain text.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["SECURITY_HEADERS", "JsonErrorsH11", "RequestGuard", "host_allowed", "host_name", "server_options"]
+__all__ = ["SECURITY_HEADERS", "RequestGuard", "host_allowed", "host_name", "server_options"]
 
 SECURITY_HEADERS: dict[str, str] = {
     "X-Content-Type-Options": "nosniff",
@@ -178,12 +178,6 @@ def _protocol_class() -> type:
             self.transport.close()
 
     return JsonErrors
-
-
-def __getattr__(name: str) -> Any:
-    if name == "JsonErrorsH11":  # built on first use: uvicorn is the serve extra's
-        return _protocol_class()
-    raise AttributeError(name)
 
 
 def server_options() -> dict[str, Any]:
