@@ -87,7 +87,7 @@ def main() -> None:
     from hoprag.pipeline.engine_recipe import EngineRecipe
     from hoprag.pipeline.spec import EngineSpec
     from hoprag.pipeline.factory import make_engine
-    from hoprag.pipeline.runner import questions_from_cases, run_questions
+    from hoprag.pipeline.batch import questions_from_cases, run_questions
 
     server = slow_server(args.latency_ms / 1000)
     base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"

@@ -188,7 +188,7 @@ def run_cmd(
     from hoprag.index.open import open_index
     from hoprag.executors import parse_executor
     from hoprag.pipeline.factory import make_engine
-    from hoprag.pipeline.runner import questions_from_cases, run_questions
+    from hoprag.pipeline.batch import questions_from_cases, run_questions
     from hoprag.progress import progress_bar
 
     pool = parse_executor(executor, workers=workers)
@@ -225,7 +225,7 @@ def run_cmd(
     for note in summary.notes:
         err.print(f"[yellow]repaired:[/] {escape(note)}")
     if summary.errors:
-        from hoprag.pipeline.runner import QuestionsFailedError
+        from hoprag.pipeline.batch import QuestionsFailedError
 
         raise QuestionsFailedError(summary, strict_llm=spec.llm_settings.strict)
 

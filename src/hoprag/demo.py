@@ -24,7 +24,7 @@ from hoprag.io.traces import read_traces
 from hoprag.ingest.loaders import load_documents
 from hoprag.pipeline.factory import make_engine
 from hoprag.pipeline.spec import ENGINE_NAMES, EngineSpec
-from hoprag.pipeline.runner import questions_from_cases, run_questions
+from hoprag.pipeline.batch import questions_from_cases, run_questions
 from hoprag.progress import progress_bar, staged_progress
 from hoprag.render import comparison_table
 
@@ -111,7 +111,7 @@ def run_demo(
 
     ``redact``: PII in the written and stored traces is replaced by placeholders (:mod:`hoprag.security.boundary`).
     """
-    from hoprag.gates.pipeline import record_demo_stages
+    from hoprag.gates.staged_run import record_demo_stages
     from hoprag.store import RunStore
 
     data_dir, out_dir = Path(data_dir), Path(out_dir)

@@ -73,7 +73,7 @@ def test_run_says_the_same(tmp_path: Path, capsys, monkeypatch) -> None:
     def full(path, record) -> None:
         raise _no_space(path)
 
-    monkeypatch.setattr("hoprag.pipeline.runner.append_trace", full)
+    monkeypatch.setattr("hoprag.pipeline.batch.append_trace", full)
     code, err = _run(["run", str(tmp_path / "index"), str(ENTERPRISE / "cases.jsonl"), "--out",
                       str(tmp_path / "traces.jsonl"), "-q"], capsys)
     assert code == 2, err

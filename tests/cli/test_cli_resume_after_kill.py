@@ -122,7 +122,7 @@ def test_a_killed_run_with_a_torn_last_line_resumes_to_exactly_one_trace_per_cas
 def test_strict_eval_exits_1_on_duplicates_and_names_them(work, cli):
     from hoprag.index.store import load_index
     from hoprag.pipeline.factory import make_engine
-    from hoprag.pipeline.runner import Question, run_questions
+    from hoprag.pipeline.batch import Question, run_questions
 
     cases = [json.loads(line) for line in (work / "five.jsonl").read_text(encoding="utf-8").splitlines()]
     engine = make_engine("single", load_index(work / "index"))

@@ -116,7 +116,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _gate_metrics(work: Path) -> dict[str, float]:
     from hoprag.datasets.schema import load_cases
     from hoprag.io.traces import read_traces
-    from hoprag.gates.pipeline import record_demo_stages
+    from hoprag.gates.staged_run import record_demo_stages
     from hoprag.index.store import load_index
     from hoprag.ingest.loaders import load_documents
     from hoprag.store import RunStore
@@ -182,7 +182,7 @@ ENTRY_POINTS = {
     "commands/evaluation.py": {"hoprag.evaluation.chain_eval": "evaluate_chains",
                                "hoprag.evaluation.qrels": "qrels_from_cases"},
     "commands/gates.py": {"hoprag.evaluation.measures.documents": "retrieval_measures"},
-    "gates/pipeline.py": {"hoprag.evaluation.qrels": "qrels_from_cases"},
+    "gates/staged_run.py": {"hoprag.evaluation.qrels": "qrels_from_cases"},
     "gates/checks/retrieval.py": {"hoprag.evaluation.measures.documents": "retrieval_measures"},
     "service/views.py": {"hoprag.evaluation.chain_eval": "evaluate_chains"},
 }

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from hoprag.metrics import STAGES
-from hoprag.gates.pipeline import record_demo_stages
+from hoprag.gates.staged_run import record_demo_stages
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -19,7 +19,7 @@ def test_every_stage_lands_in_the_store(tmp_path: Path) -> None:
     from hoprag.index.store import build_index, load_index
     from hoprag.ingest.loaders import load_documents
     from hoprag.pipeline.factory import make_engine
-    from hoprag.pipeline.runner import questions_from_cases, run_questions
+    from hoprag.pipeline.batch import questions_from_cases, run_questions
     from hoprag.store import RunStore
 
     ent = ROOT / "data" / "enterprise"

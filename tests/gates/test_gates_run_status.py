@@ -13,7 +13,7 @@ import pytest
 from hoprag.cli import main
 from hoprag.errors import ConfigError
 from hoprag.gates.baseline import freeze_baseline
-from hoprag.gates.pipeline import run_gated_pipeline
+from hoprag.gates.staged_run import run_gated_pipeline
 from hoprag.store import RunStore, StoreError
 
 ROOT = Path(__file__).resolve().parents[2]

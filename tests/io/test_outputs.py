@@ -120,7 +120,7 @@ def test_trec_kinds_tell_qrels_from_runs():
 # Writers a user's files reach: every one goes through hoprag.io.outputs. Files written inside a folder
 # hoprag owns (an index being built in its staging folder, the run store's own database, temporary files
 # of forked workers) are not a user's outputs.
-OWN_FOLDERS = ("index/", "store/", "forks.py", "executors.py", "io/outputs.py", "gates/pipeline.py")
+OWN_FOLDERS = ("index/", "store/", "forks.py", "executors.py", "io/outputs.py", "gates/staged_run.py")
 
 
 def test_no_module_writes_a_user_file_without_the_guard():

@@ -17,7 +17,7 @@ from hoprag.llm import (
 )
 from hoprag.pipeline.factory import make_engine
 from hoprag.pipeline.llm_roles import LLMSynthesizer
-from hoprag.pipeline.runner import Question, run_questions
+from hoprag.pipeline.batch import Question, run_questions
 from hoprag.records import Evidence, Hit
 
 pytestmark = pytest.mark.unit

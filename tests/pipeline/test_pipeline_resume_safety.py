@@ -14,7 +14,7 @@ from hoprag.errors import InputError
 from hoprag.io.traces import NotTracesFileError, read_traces, read_traces_file
 from hoprag.locks import FileLockedError, exclusive_lock, lock_path
 from hoprag.pipeline.factory import make_engine
-from hoprag.pipeline.runner import questions_from_cases, run_questions
+from hoprag.pipeline.batch import questions_from_cases, run_questions
 
 pytestmark = pytest.mark.unit
 

@@ -12,7 +12,7 @@ import hoprag.pipeline as pipeline_package
 from hoprag.errors import InputError
 from hoprag.pipeline.factory import make_engine
 from hoprag.pipeline.question_check import MAX_QUESTION_CHARS, check_question
-from hoprag.pipeline.runner import Question, run_questions
+from hoprag.pipeline.batch import Question, run_questions
 
 pytestmark = pytest.mark.unit
 

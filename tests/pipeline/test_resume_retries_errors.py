@@ -23,7 +23,7 @@ from hoprag.index.store import build_index
 from hoprag.ingest.loaders import load_documents
 from hoprag.io.traces import read_traces, read_traces_file
 from hoprag.pipeline.multihop import MultiHopEngine
-from hoprag.pipeline.runner import Question, run_questions
+from hoprag.pipeline.batch import Question, run_questions
 from hoprag.records import Trace
 
 ENTERPRISE = Path(__file__).parents[2] / "data" / "enterprise"

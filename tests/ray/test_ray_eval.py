@@ -23,7 +23,7 @@ from hoprag.evaluation.calibration import calibrate
 from hoprag.index.store import load_index
 from hoprag.io.traces import write_traces
 from hoprag.pipeline.factory import make_engine
-from hoprag.pipeline.runner import questions_from_cases, run_questions
+from hoprag.pipeline.batch import questions_from_cases, run_questions
 
 from chain_fixtures import broken, oracle_trace
 

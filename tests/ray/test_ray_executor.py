@@ -24,7 +24,7 @@ from hoprag.index.store import load_index
 from hoprag.ingest.loaders import load_corpora
 from hoprag.pipeline.engine_recipe import EngineRecipe
 from hoprag.pipeline.factory import make_engine
-from hoprag.pipeline.runner import questions_from_cases, run_questions
+from hoprag.pipeline.batch import questions_from_cases, run_questions
 from hoprag.pipeline.spec import EngineSpec
 
 ray = pytest.importorskip("ray")

@@ -157,7 +157,7 @@ class _Echo:
 
 
 def write_run_traces(text: str, work: Path) -> list[Path]:
-    from hoprag.pipeline.runner import Question, run_questions
+    from hoprag.pipeline.batch import Question, run_questions
 
     run_questions(_Echo(), [Question("q1", text)], work / "run.jsonl", run_id="r")
     return [work / "run.jsonl"]
@@ -294,7 +294,7 @@ def tiny_index(text: str, work: Path):
 def write_run_over_index(text: str, work: Path) -> list[Path]:
     """``run_questions`` with the real engines over a tiny index: the question and the passages hold ``text``."""
     from hoprag.pipeline.factory import make_engine
-    from hoprag.pipeline.runner import Question, run_questions
+    from hoprag.pipeline.batch import Question, run_questions
 
     index, _ = tiny_index(text, work)
     outs = []
@@ -356,7 +356,7 @@ def test_run_over_a_real_index_leaks_nothing(leaky: tuple[str, list[str]]) -> No
 
 
 def test_no_redact_keeps_pii_but_never_a_credential(tmp_path: Path) -> None:
-    from hoprag.pipeline.runner import Question, run_questions
+    from hoprag.pipeline.batch import Question, run_questions
 
     text = "write to zoë@exämple.com via http://user:s3cretPassw0rd@127.0.0.1:9/v1"
     run_questions(_Echo(), [Question("q1", text)], tmp_path / "raw.jsonl", run_id="r", redact=False)
@@ -365,7 +365,7 @@ def test_no_redact_keeps_pii_but_never_a_credential(tmp_path: Path) -> None:
 
 
 def test_text_without_pii_is_written_byte_identical(tmp_path: Path) -> None:
-    from hoprag.pipeline.runner import Question, run_questions
+    from hoprag.pipeline.batch import Question, run_questions
 
     text = SENTENCES[1] + " See https://example.org/docs?page=2 and ISBN 0-306-40615-2, pp. 12-19, 1998-2001."
     trace = _trace(text)

@@ -103,7 +103,7 @@ def test_demo_on_the_enterprise_set_stores_no_email_address(tmp_path: Path) -> N
 
 
 def test_gated_run_writes_and_stores_no_email_address(tmp_path: Path) -> None:
-    from hoprag.gates.pipeline import run_gated_pipeline
+    from hoprag.gates.staged_run import run_gated_pipeline
 
     with RunStore(tmp_path / "hoprag.db") as store:
         run = run_gated_pipeline([ENTERPRISE / "corpus.jsonl"], ENTERPRISE / "cases.jsonl", tmp_path / "gate", store,

@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
         store: Optional[str] = typer.Option(None, "--store", help=STORE_HELP),
     ) -> None:
         """Run ingest→chunk→embed→index→retrieve→generate→feedback with every stage gated; record metrics."""
-        from hoprag.gates.pipeline import run_gated_pipeline
+        from hoprag.gates.staged_run import run_gated_pipeline
         from hoprag.store import RunStore
 
         from hoprag.pipeline.spec import ENGINE_NAMES

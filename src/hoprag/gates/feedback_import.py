@@ -6,7 +6,7 @@ from pathlib import Path
 
 from hoprag.gates.checks.feedback import read_feedback
 from hoprag.gates.hooks import StageRunner
-from hoprag.gates.pipeline import StoreSink
+from hoprag.gates.staged_run import StoreSink
 from hoprag.store import RunStore
 
 __all__ = ["import_feedback"]

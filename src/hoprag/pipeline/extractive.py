@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 
 from hoprag.pipeline.answer_types import question_kind, typed_spans
 from hoprag.pipeline.bridges import extract_bridges
-from hoprag.pipeline.compare import answer_comparison
+from hoprag.pipeline.comparisons import answer_comparison
 from hoprag.pipeline.text import content_tokens, fold, sentences_with_offsets, tokens
 from hoprag.records import Answer, Citation, Claim, Evidence
 

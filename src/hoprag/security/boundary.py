@@ -31,7 +31,7 @@ __all__ = ["CHANNELS", "WRITERS", "recording", "shown", "text_for_storage", "tra
 
 #: Everything that writes data out of the process, by name → what it writes.
 WRITERS: dict[str, str] = {
-    "run-traces": "the traces file of `hoprag run` (hoprag.pipeline.runner.run_questions)",
+    "run-traces": "the traces file of `hoprag run` (hoprag.pipeline.batch.run_questions)",
     "ablation-traces": "the traces files of `hoprag ablate` (hoprag.evaluation.ablations.run_ablations)",
     "otel-import": "the traces file of `hoprag traces import` (hoprag.otel_import)",
     "shared-traces": "the copy `hoprag traces redact` writes (hoprag.evaluation.sharing)",

@@ -161,7 +161,7 @@ class ServiceStore:
 
     def _record_metrics(self) -> None:
         from hoprag.gates.hooks import StageRunner
-        from hoprag.gates.pipeline import StoreSink
+        from hoprag.gates.staged_run import StoreSink
 
         sink = StoreSink(self.store)
         StageRunner(self.feedback_run, sink, {"window": self.window}).observe("feedback", self.store.feedback(self.feedback_run))

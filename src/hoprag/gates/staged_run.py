@@ -178,7 +178,7 @@ def run_gated_pipeline(corpora: Sequence[str | Path], cases_path: str | Path, ou
     from hoprag.ingest.chunking import chunk_documents
     from hoprag.ingest.loaders import load_corpora
     from hoprag.pipeline.factory import make_engine
-    from hoprag.pipeline.runner import questions_from_cases, run_questions
+    from hoprag.pipeline.batch import questions_from_cases, run_questions
 
     paths = [Path(p) for p in corpora]
     out = Path(out_dir)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from hoprag.pipeline.compare import answer_comparison, date_of, parse_comparison
+from hoprag.pipeline.comparisons import answer_comparison, date_of, parse_comparison
 from hoprag.records import Evidence, Hit
 
 pytestmark = pytest.mark.unit

@@ -6,7 +6,7 @@ import pytest
 
 from hoprag.io.traces import read_traces
 from hoprag.pipeline.factory import make_engine
-from hoprag.pipeline.runner import Question, questions_from_cases, run_questions
+from hoprag.pipeline.batch import Question, questions_from_cases, run_questions
 from hoprag.records import Trace
 
 pytestmark = pytest.mark.unit
