@@ -32,19 +32,23 @@ redaction boundary (:mod:`hoprag.security.boundary`) like the traces of ``hoprag
 from __future__ import annotations
 
 import json
+import pickle
 import re
+import stat
+import tempfile
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hoprag.document_resolution import DEFAULT_MIN_SHARE, DocumentResolver, RecordedDocument
 from hoprag.errors import InputError
+from hoprag.otel_trace_groups import SpanGroup, complete_groups, plan_groups
 from hoprag.otlp_spans import WHAT, OtelSpan, iter_otlp_spans
 from hoprag.records import Answer, Evidence, Hit, HopStep, Trace, Usage
 
-__all__ = ["DEFAULT_CASE_ATTRS", "ImportSummary", "OtelSpan", "import_otel_traces", "read_otlp_spans",
+__all__ = ["DEFAULT_CASE_ATTRS", "ImportSummary", "OtelSpan", "import_otel_traces", "iter_traces", "read_otlp_spans",
            "spans_to_traces"]
 
 DEFAULT_CASE_ATTRS = ("hoprag.case_id", "session.id")
@@ -77,20 +81,31 @@ def spans_to_traces(spans: Iterable[OtelSpan], *, case_attrs: Sequence[str] = DE
     """The Traces ``spans`` describe, in order of first start, and how many traces were skipped.
 
     ``cases``: case id → query, for matching questions and checking ids; ``skipped_by`` is filled
-    with the reasons traces were skipped."""
+    with the reasons traces were skipped. Holds every span: a file is streamed by
+    :func:`import_otel_traces`."""
     skipped_by = Counter() if skipped_by is None else skipped_by
-    groups: dict[str, list[OtelSpan]] = {}
-    for span in spans:
-        groups.setdefault(span.trace_id, []).append(span)
-    merged = _by_session(groups)
-    traces: list[tuple[int, Trace]] = []
+    made = sorted(iter_traces(complete_groups(spans), case_attrs=case_attrs, run_id=run_id, source=source,
+                              cases=cases, resolver=resolver, lenient=lenient, skipped_by=skipped_by),
+                  key=lambda pair: pair[0])
+    return [t for _, t in made], sum(skipped_by.values())
+
+
+def iter_traces(groups: Iterable[SpanGroup], *, case_attrs: Sequence[str] = DEFAULT_CASE_ATTRS,
+                run_id: str = "otel-import", source: str = WHAT, cases: Mapping[str, str] | None = None,
+                resolver: DocumentResolver | None = None, lenient: bool = False,
+                skipped_by: Counter[str] | None = None) -> Iterator[tuple[tuple[int, int], Trace]]:
+    """Each group's Trace as the group arrives, with its place in the output (first start, then
+    first span in the file); refuses, at the end, a file none of whose traces could be read."""
+    skipped_by = Counter() if skipped_by is None else skipped_by
     questions = {_norm(q): cid for cid, q in (cases or {}).items()}
-    for trace_id, group in merged.items():
-        group.sort(key=lambda s: s.start_ns)
-        if not any(s.kind in ("RETRIEVER", "LLM") for s in group):
+    groups_seen = made = 0
+    for group in groups:
+        groups_seen += 1
+        trace_id, spans = group.key, group.spans
+        if not any(s.kind in ("RETRIEVER", "LLM") for s in spans):
             skipped_by["without retrieval or LLM spans"] += 1
             continue
-        trace = _trace(trace_id, group, case_attrs, run_id, cases, questions, resolver)
+        trace = _trace(trace_id, spans, case_attrs, run_id, cases, questions, resolver)
         if not trace.case_id:
             if not lenient:
                 unmatched = ", and its question is none of the cases' queries" if cases else ""
@@ -102,34 +117,18 @@ def spans_to_traces(spans: Iterable[OtelSpan], *, case_attrs: Sequence[str] = DE
                     "the cases' queries, or --lenient to skip such traces")
             skipped_by["naming no case"] += 1
             continue
-        traces.append((group[0].start_ns, trace))
-    if not traces:
-        raise InputError(f"none of its {len(merged)} traces has an OpenInference retrieval or LLM span (or a GenAI "
+        made += 1
+        yield (group.start_ns, group.first), trace
+    if not made:
+        raise InputError(f"none of its {groups_seen} traces has an OpenInference retrieval or LLM span (or a GenAI "
                          f"one) naming a case "
                          f"({_reasons(skipped_by)})", source=source,
                          fix="instrument the pipeline with OpenInference (openinference.span.kind = RETRIEVER / LLM) "
                          "or the OpenTelemetry GenAI conventions (gen_ai.operation.name = retrieval / chat)")
-    traces.sort(key=lambda pair: pair[0])
-    return [t for _, t in traces], sum(skipped_by.values())
 
 
 def _reasons(skipped_by: Counter[str]) -> str:
     return ", ".join(f"{n} {why}" for why, n in skipped_by.items()) or "none skipped"
-
-
-def _by_session(groups: dict[str, list[OtelSpan]]) -> dict[str, list[OtelSpan]]:
-    """Trace groups sharing a ``session.id`` merged into the first (calls without a common root)."""
-    first_of: dict[str, str] = {}
-    merged: dict[str, list[OtelSpan]] = {}
-    for trace_id, group in groups.items():
-        session = next((str(s.attributes["session.id"]) for s in group if s.attributes.get("session.id")), "")
-        if session and session in first_of:
-            merged[first_of[session]].extend(group)
-            continue
-        if session:
-            first_of[session] = trace_id
-        merged[trace_id] = group
-    return merged
 
 
 def _trace(trace_id: str, spans: list[OtelSpan], case_attrs: Sequence[str], run_id: str,
@@ -383,26 +382,54 @@ def import_otel_traces(path: str | Path, out: str | Path, *, case_attrs: Sequenc
     ``redact``: PII in the written traces becomes placeholders (ids and offsets kept), as ``hoprag run`` does.
     ``resolver``: recorded documents become corpus documents; fewer than ``min_resolved`` of them
     resolving is refused before anything is written.
+
+    Memory stays flat in the file's size: the file is read once for where each trace ends
+    (:mod:`hoprag.otel_trace_groups`), then again, each trace becoming its record at its last span
+    and its spans freed; records wait, pickled, in a temporary file until all are read (the output
+    is in order of first start, and written only once the resolution share is known).
     """
     from hoprag.io.traces import TracesHeader, write_traces
     from hoprag.security.boundary import trace_for_storage
 
     path, out = Path(path), Path(out)
+    extra = frozenset(a for a in case_attrs if not a.startswith("metadata."))
     counted = [0]
 
-    def spans() -> Iterable[OtelSpan]:
-        for span in iter_otlp_spans(path, extra=frozenset(a for a in case_attrs if not a.startswith("metadata."))):
+    def spans() -> Iterator[OtelSpan]:
+        for span in iter_otlp_spans(path, extra=extra):
             counted[0] += 1
             yield span
 
+    # a pipe cannot be read twice: its spans are gathered whole
+    plan = plan_groups(iter_otlp_spans(path, extra=extra)) if _rereadable(path) else None
     skipped_by: Counter[str] = Counter()
-    traces, skipped = spans_to_traces(spans(), case_attrs=case_attrs, run_id=run_id, source=str(path), cases=cases,
-                                      resolver=resolver, lenient=lenient, skipped_by=skipped_by)
-    if resolver is not None:
-        resolver.check(min_resolved, str(path))
-    header = TracesHeader(run_id=run_id, engine=traces[0].engine)
-    # the one trace writer: never over an input, complete or absent
-    write_traces(out, (trace_for_storage(t, "otel-import", redact=redact) for t in traces), header=header)
-    return ImportSummary(spans=counted[0], traces=len(traces), skipped=skipped, out=out, skipped_by=dict(skipped_by),
-                         routes=dict(resolver.counts) if resolver is not None else {})
+    with tempfile.TemporaryFile(prefix="hoprag-import-") as spill:
+        placed: list[tuple[tuple[int, int], int]] = []  # (place in the output, offset in the spill)
+        for place, trace in iter_traces(complete_groups(spans(), plan), case_attrs=case_attrs, run_id=run_id,
+                                        source=str(path), cases=cases, resolver=resolver, lenient=lenient,
+                                        skipped_by=skipped_by):
+            placed.append((place, spill.tell()))
+            pickle.dump(trace_for_storage(trace, "otel-import", redact=redact), spill,
+                        protocol=pickle.HIGHEST_PROTOCOL)
+        if resolver is not None:
+            resolver.check(min_resolved, str(path))
+        placed.sort(key=lambda pair: pair[0])
 
+        def stored() -> Iterator[Trace]:
+            for _, offset in placed:
+                spill.seek(offset)
+                yield pickle.load(spill)  # noqa: S301 - this process wrote it, a moment ago
+
+        first = next(stored())
+        header = TracesHeader(run_id=run_id, engine=first.engine)
+        # the one trace writer: never over an input, complete or absent, one trace in memory at a time
+        written = write_traces(out, stored(), header=header)
+    return ImportSummary(spans=counted[0], traces=written, skipped=sum(skipped_by.values()), out=out,
+                         skipped_by=dict(skipped_by), routes=dict(resolver.counts) if resolver is not None else {})
+
+
+def _rereadable(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False  # the reader names what is wrong with it

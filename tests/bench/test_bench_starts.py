@@ -66,6 +66,7 @@ RUNS: dict[str, tuple[list[str], Callable[[str, Path], object], tuple]] = {
                        json_file("scale.json"), (SLOW,)),
     "index_update.py": (["--passages", "300", "--replace", "0.02", "--delete", "0.02", "--work", "{tmp}/work",
                          "--json", "{tmp}/update.json"], json_file("update.json"), (SLOW,)),
+    "otel_import.py": (["--traces", "20", "--keep", "{tmp}/otel"], printed("wrote 20 traces"), ()),
     "pg_store.py": (["--files", HOTPOT, "--embedder", "static", "--json"], last_json, (SLOW,)),
     "pooled.py": (["hotpotqa", "--n", "3", "--json", "{tmp}/pooled.json"], json_file("pooled.json"), (SLOW,)),
     "ray_executor.py": (["--cases", "4", "--latency-ms", "20", "--json", "{tmp}/ray.json"], json_file("ray.json"), (SLOW,)),
