@@ -44,13 +44,13 @@ class LiveServer:
 
 
 class _Uvicorn:
-    def __init__(self, app: object) -> None:
+    def __init__(self, app: object, lifespan: str = "off") -> None:
         import uvicorn
 
         from hoprag.service.guard import server_options
 
         self.port = free_port()
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, lifespan="off", **server_options())
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, lifespan=lifespan, **server_options())
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
@@ -86,6 +86,18 @@ def start_service(index: Path, store: Path, **options: object) -> Iterator[LiveS
         yield LiveServer(url=url, app=app, store_path=store)
     app.state.hoprag.store.close()
     app.state.hoprag.executor.shutdown(wait=False)
+
+
+def start_mcp_http(index: Path, store: Path, **options: object) -> Iterator[tuple[str, object]]:
+    """``hoprag serve --mcp http``'s app on a free loopback port: (the /mcp URL, the shared state)."""
+    from hoprag.service.app import ServiceConfig, load_state
+    from hoprag.service.mcp_server import build_mcp, mcp_http_app
+
+    state = load_state(ServiceConfig(index_dir=index, store=str(store), **options))
+    with _Uvicorn(mcp_http_app(state, build_mcp(state)), lifespan="on") as url:  # MCP's sessions need the lifespan
+        yield url + "/mcp", state
+    state.store.close()
+    state.executor.shutdown(wait=False)
 
 
 def read_sse(response) -> list[tuple[str, dict]]:

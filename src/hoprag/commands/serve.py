@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from enum import Enum
 from pathlib import Path
 from typing import Optional
 
@@ -16,6 +17,13 @@ err = Console(stderr=True)
 
 SERVE_TIMEOUT_OPT = typer.Option(20.0, "--llm-timeout", min=0.1, help="seconds one model call may take")
 STORE_HELP = "run store URL (postgresql://… or a SQLite path); default $HOPRAG_STORE or .hoprag/hoprag.db"
+
+
+class McpTransport(str, Enum):
+    """How ``serve --mcp`` speaks MCP: to the process that started it, or over HTTP at /mcp."""
+
+    stdio = "stdio"
+    http = "http"
 
 
 def is_loopback(host: str) -> bool:
@@ -56,10 +64,23 @@ def register(app: typer.Typer) -> None:
         cases: Optional[Path] = typer.Option(None, "--cases", help="cases.jsonl: evaluation reports in the run browser"),
         request_timeout: float = typer.Option(30.0, "--request-timeout", min=0.1, help="seconds one request may take"),
         workers: int = typer.Option(16, "--workers", min=1, max=256, help="threads answering questions"),
+        mcp: Optional[McpTransport] = typer.Option(
+            None, "--mcp", help="serve MCP tools (search, ask, get_document, evaluate) instead of the API: stdio "
+            "(for an agent that starts hoprag) or http (streamable HTTP at /mcp); pip install 'hoprag[mcp]'"),
         spec=None,  # the EngineSpec hoprag.cli_engine.engine_options makes of the engine flags
     ) -> None:
-        """Serve the API (/openapi.json) and the page: ask with live hops, citations, feedback, runs."""
+        """Serve the API (/openapi.json), the OpenAI-compatible /v1/chat/completions and the page: ask with
+        live hops, citations, feedback, runs; or, with --mcp, hoprag's tools to MCP clients."""
         from hoprag.errors import ConfigError
+
+        if mcp is not None:
+            try:
+                import mcp as _sdk  # noqa: F401
+            except ImportError:
+                raise ConfigError("hoprag serve --mcp needs the MCP Python SDK. Fix: pip install 'hoprag[mcp]'") from None
+            if mcp is McpTransport.stdio and tokens is not None:
+                raise ConfigError("--tokens names the callers of an HTTP server; an MCP client over stdio is the user "
+                                  "who started it and sends no token. Fix: drop --tokens, or pass --mcp http")
 
         if not is_loopback(host) and tokens is None:
             raise ConfigError(f"refusing to bind {host}, which is not a loopback address, without a token file. "
@@ -73,9 +94,10 @@ def register(app: typer.Typer) -> None:
             raise ConfigError("hoprag serve needs FastAPI and uvicorn. Fix: pip install 'hoprag[serve]'") from None
         from hoprag.service.address import check_listen_address
 
-        check_listen_address(host, port)  # before the index is loaded and "serving on" is said
+        if mcp is not McpTransport.stdio:
+            check_listen_address(host, port)  # before the index is loaded and "serving on" is said
         # --base-url was checked where it entered the engine spec (LLMSettings, hoprag.llm.base_url)
-        from hoprag.service.app import ServiceConfig, create_app
+        from hoprag.service.app import ServiceConfig, create_app, load_state
 
         if synth_only:  # the model only writes the answer: every other role stays offline
             spec = spec.replace(llm="offline", synth_llm=spec.llm)
@@ -83,18 +105,41 @@ def register(app: typer.Typer) -> None:
                                allow_hosts=tuple(allow_host or ()),
                                acl_levels=acl_levels, unlabelled=unlabelled, engine=spec, run_id=run_id,
                                thresholds=thresholds, cases=cases, request_timeout=request_timeout, workers=workers)
-        application = create_app(config)
-        state = application.state.hoprag
+        application = create_app(config) if mcp is None else None
+        state = application.state.hoprag if application is not None else load_state(config)
         from hoprag.service.access import access_rule
         from hoprag.service.guard import server_options
 
         hidden = len(state.index.documents) - len(state.pool.view(state.config.clearance).documents)
-        err.print(access_rule(state), markup=False)
+        err.print(access_rule(state) if mcp is not McpTransport.stdio else
+                  f"callers: the MCP client that started this server, at clearance '{state.config.clearance}'", markup=False)
         if hidden and state.tokens is None:
             err.print(f"[yellow]note:[/] {hidden} of {len(state.index.documents)} documents are above the "
                       f"'{state.config.clearance}' clearance of this server's callers"
                       + (" (documents without an acl class count as "
                          f"'{state.policy.unlabelled}'; --unlabelled public shows them)" if state.policy.unlabelled != "public" else ""))
+        if mcp is not None:
+            _serve_mcp(state, mcp, host, port)
+            return
         err.print(f"hoprag serving {state.index.location} on http://{host}:{port}/ · feedback → run {state.store.feedback_run} "
                   f"· store {state.store.store.display_url}")
         uvicorn.run(application, host=host, port=port, **server_options())
+
+
+def _serve_mcp(state: object, transport: McpTransport, host: str, port: int) -> None:
+    import uvicorn
+
+    from hoprag.service.guard import server_options
+    from hoprag.service.mcp_server import build_mcp, mcp_http_app
+
+    server = build_mcp(state)
+    try:
+        if transport is McpTransport.stdio:  # stdout carries MCP only: everything said goes to stderr
+            err.print(f"hoprag MCP server over stdio on {state.index.location}")
+            server.run("stdio")
+        else:
+            err.print(f"hoprag MCP server on http://{host}:{port}/mcp over {state.index.location}")
+            uvicorn.run(mcp_http_app(state, server), host=host, port=port, **server_options())
+    finally:
+        state.store.close()
+        state.executor.shutdown(wait=False)

@@ -23,7 +23,7 @@ from typing import Any
 from hoprag.errors import HopragError
 from hoprag.service.state import ServiceConfig, ServiceError, ServiceState, split_fix
 
-__all__ = ["ServiceConfig", "ServiceError", "ServiceState", "create_app"]
+__all__ = ["ServiceConfig", "ServiceError", "ServiceState", "create_app", "load_state"]
 
 log = logging.getLogger("hoprag.service")
 
@@ -40,7 +40,8 @@ class _RequestProblems:
                 for e in self._errors]
 
 
-def _load_state(config: ServiceConfig) -> ServiceState:
+def load_state(config: ServiceConfig) -> ServiceState:
+    """The index, run store, engines, tokens, thresholds and cases a server shares (the API's and MCP's)."""
     from hoprag.index.open import is_pg_url, open_index
     from hoprag.security import clearance as resolver
     from hoprag.service.engines import EnginePool
@@ -105,7 +106,7 @@ def create_app(config: ServiceConfig, state: ServiceState | None = None) -> Any:
     from hoprag.service.api import router
     from hoprag.service.chat_completions import router as chat_router
 
-    state = state or _load_state(config)
+    state = state or load_state(config)
     app = FastAPI(title="hoprag", version="1", docs_url=None, redoc_url=None, openapi_url="/openapi.json",
                   description="Multi-hop answers with live hops, citations, feedback and the run store.")
     app.state.hoprag = state
