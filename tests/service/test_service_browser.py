@@ -73,7 +73,10 @@ def test_ask_cite_and_feedback_in_the_page(browser, local_server: LiveServer) ->
     page.wait_for_selector("#cited-span", timeout=10000)
     highlighted = page.inner_text("#cited-span")
     chunk = local_server.state.index.chunks[chunk_id]
-    assert highlighted.strip() == chunk.text.strip()
+    # the sentence the claim is, inside its passage: not the whole passage
+    assert highlighted.strip() in chunk.text and len(highlighted.strip()) < len(chunk.text.strip())
+    assert any(highlighted.strip() == claim.strip() for claim in page.locator("#claims li").all_inner_texts()
+               for claim in [claim.rstrip("0123456789")])
     store = local_server.state.store.store
 
     def events(kind: str) -> list:
@@ -117,4 +120,107 @@ def test_ask_cite_and_feedback_in_the_page(browser, local_server: LiveServer) ->
     assert page.locator("#chart-tags svg rect").count() == 3
     assert page.locator("#chart-ctr svg circle").count() >= 1
     assert errors == [] and external == []
+    page.close()
+
+
+def test_feedback_empty_questions_escape_and_errors_in_the_page(browser, local_server: LiveServer) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(local_server.url + "/")
+    page.wait_for_selector("#whoami:has-text('internal')")
+    # an empty question says so
+    page.click("#ask-button")
+    page.wait_for_selector("#error:has-text('the question is empty')")
+    # the feedback form of one answer does not carry over to the next
+    page.fill("#question", QUESTION)
+    page.click("#ask-button")
+    page.wait_for_selector("#answer-text .cite", timeout=20000)
+    page.click("#thumbs-down")
+    page.check("#tags input[value='wrong_document']")
+    page.fill("#comment", "the wrong contract")
+    page.click("#ask-button")  # the same question again: a new answer
+    page.wait_for_selector("#progress li.ev-hop", timeout=20000)
+    page.wait_for_selector("#answer-text .cite", timeout=20000)
+    assert page.locator("#tags input:checked").count() == 0 and page.input_value("#comment") == ""
+    assert page.locator(".thumb.chosen").count() == 0
+    page.click("#thumbs-up")
+    page.click("#send-feedback")
+    page.wait_for_selector("#feedback-status:has-text('Thanks')", timeout=10000)
+    trace_id = page.evaluate("() => current.trace_id")
+    sent = [e for e in local_server.state.store.store.feedback("browser-run") if e.case_id == trace_id]
+    assert sorted(e.kind for e in sent) == ["thumbs", "view"] and [e.value for e in sent if e.kind == "thumbs"] == ["up"]
+    # Escape closes the document panel and gives the focus back to the citation
+    page.locator("#answer-text .cite").first.click()
+    page.wait_for_selector("#doc:not(.hidden) #cited-span", timeout=10000)
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#doc.hidden", state="attached")
+    assert page.evaluate("() => document.activeElement.classList.contains('cite')")
+    # the server gone: every view says so instead of showing an empty table
+    page.route("**/api/**", lambda route: route.abort())
+    page.goto(local_server.url + "/#/runs")
+    page.reload()
+    page.wait_for_selector("#runs-state:has-text('cannot be shown')", timeout=10000)
+    assert "cannot be reached" in page.inner_text("#error") and page.inner_text("#whoami") == "offline"
+    page.goto(local_server.url + "/#/feedback")
+    page.wait_for_selector("#dash-state:has-text('cannot be shown')", timeout=10000)
+    page.unroute("**/api/**")
+    assert errors == []
+    page.close()
+
+
+def test_a_token_is_kept_for_the_tab_only_and_a_bad_one_says_so(browser, server: LiveServer) -> None:
+    from service_helpers import TOKENS
+
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(server.url + "/")
+    page.wait_for_selector("#whoami:has-text('sign in')")
+    page.fill("#token", "not-a-token-at-all")
+    page.dispatch_event("#token", "change")
+    page.wait_for_selector("#whoami:has-text('token refused')")
+    page.fill("#token", TOKENS["internal"])
+    page.dispatch_event("#token", "change")
+    page.wait_for_selector("#whoami:has-text('ines')")
+    assert page.evaluate("() => [localStorage.getItem('hoprag-token'), sessionStorage.getItem('hoprag-token')]") == \
+        [None, TOKENS["internal"]]
+    other = context.new_page()  # another tab of the same browser: not signed in
+    other.goto(server.url + "/")
+    other.wait_for_selector("#whoami:has-text('sign in')")
+    page.click("#sign-out")
+    page.wait_for_selector("#whoami:has-text('sign in')")
+    assert page.evaluate("() => sessionStorage.getItem('hoprag-token')") is None
+    context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [1280, 390])
+def test_screenshots_at_desktop_and_phone_width(browser, local_server: LiveServer, tmp_path: Path, width: int,
+                                                scheme: str) -> None:
+    """Ask with a citation open, runs and dashboard at 1280 and 390 px, light and dark; nothing runs off the
+    screen at 390 px, the document opens as a sheet there, and dark mode is the system's."""
+    shots = Path(os.environ.get("HOPRAG_SCREENSHOTS") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": width, "height": 844 if width < 700 else 900}, color_scheme=scheme)
+    page.goto(local_server.url + "/")
+    page.wait_for_selector("#whoami:has-text('internal')")
+    background = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+    assert (background == "rgb(18, 21, 28)") == (scheme == "dark")
+    page.fill("#question", QUESTION)
+    page.click("#ask-button")
+    page.wait_for_selector("#answer-text .cite", timeout=20000)
+    page.locator("#answer-text .cite").first.click()
+    page.wait_for_selector("#cited-span", timeout=10000)
+    page.screenshot(path=str(shots / f"ask-{width}-{scheme}.png"))
+    panel = page.locator("#doc").bounding_box()
+    if width < 700:  # a sheet across the screen's width, over its lower part
+        assert panel["width"] >= width - 2 and panel["y"] > 100
+    else:
+        assert panel["x"] > width / 2
+    page.keyboard.press("Escape")
+    for view, ready in (("runs", "#runs-table tbody tr"), ("feedback", "#dash-run:has-text('events')")):
+        page.goto(local_server.url + f"/#/{view}")
+        page.wait_for_selector(ready, timeout=10000)
+        page.screenshot(path=str(shots / f"{view}-{width}-{scheme}.png"), full_page=True)
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= width
     page.close()

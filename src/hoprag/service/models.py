@@ -43,6 +43,8 @@ class CitationOut(BaseModel):
     title: str = ""
     start: Optional[int] = None
     end: Optional[int] = None
+    sentence_start: Optional[int] = Field(None, description="document offset of the cited sentence (the claim)")
+    sentence_end: Optional[int] = None
     marker: int = Field(..., description="1-based number shown inline in the answer")
 
 

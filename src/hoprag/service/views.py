@@ -9,7 +9,7 @@ from hoprag.records import Trace
 from hoprag.service.state import ServiceError, ServiceState
 from hoprag.service.streaming import hit_view
 
-__all__ = ["answer_view", "document_view", "gate_view", "report_html", "trace_visible"]
+__all__ = ["answer_view", "claim_span", "document_view", "gate_view", "report_html", "trace_visible"]
 
 CONTEXT_CHARS = 400
 _NOT_FOUND_FIX = "use a doc_id from an answer's citations"
@@ -27,18 +27,34 @@ def trace_visible(trace: Trace, view: Any) -> bool:
     return all(doc_id in view.documents for doc_id in _doc_ids(trace))
 
 
+def claim_span(claim_text: str, chunk: Any) -> tuple[int, int] | None:
+    """Where a claim's text stands in its cited chunk, as document offsets (None when it is not a span of it)."""
+    text = claim_text.strip()
+    at = chunk.text.find(text) if chunk is not None and text else -1
+    return None if at < 0 else (chunk.start + at, chunk.start + at + len(text))
+
+
 def answer_view(trace: Trace, view: Any, *, stored: bool, clearance: str) -> dict[str, Any]:
-    """What ``POST /api/ask`` returns: answer, numbered citations, claims, the trail and the evidence."""
+    """What ``POST /api/ask`` returns: answer, numbered citations, claims, the trail and the evidence.
+
+    A citation's ``sentence_start``/``sentence_end`` are the offsets of the first claim citing it
+    that is a span of the passage (the offline answerer's claims are whole sentences): the page
+    highlights that sentence rather than the whole passage (``start``/``end``)."""
     numbered: dict[str, dict[str, Any]] = {}
     for claim in trace.answer.claims:
         for c in claim.citations:
+            chunk = view.chunks.get(c.chunk_id)
             if c.chunk_id not in numbered:
-                chunk = view.chunks.get(c.chunk_id)
                 document = view.documents.get(c.doc_id)
                 numbered[c.chunk_id] = {"chunk_id": c.chunk_id, "doc_id": c.doc_id, "hop": c.hop,
                                         "title": document.title if document else "",
                                         "start": chunk.start if chunk else None, "end": chunk.end if chunk else None,
+                                        "sentence_start": None, "sentence_end": None,
                                         "marker": len(numbered) + 1}
+            entry = numbered[c.chunk_id]
+            found = claim_span(claim.text, chunk) if entry["sentence_start"] is None else None
+            if found is not None:
+                entry["sentence_start"], entry["sentence_end"] = found
     claims = [{"text": claim.text, "citations": [numbered[c.chunk_id] for c in claim.citations]}
               for claim in trace.answer.claims]
     steps = [{"step_id": s.step_id, "hop": s.hop, "sub_query": s.sub_query, "issued_query": s.issued_query,

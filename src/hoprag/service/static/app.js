@@ -32,6 +32,8 @@ function headers(json) {
   return h;
 }
 
+const OFFLINE = {error: "the server cannot be reached", fix: "check that hoprag serve is still running, then try again"};
+
 function showError(body) {
   const box = $("error");
   if (!body) { box.classList.add("hidden"); return; }
@@ -40,19 +42,39 @@ function showError(body) {
 }
 
 async function api(path, options) {
-  const resp = await fetch(path, options || {headers: headers(false)});
+  let resp;
+  try { resp = await fetch(path, options || {headers: headers(false)}); }
+  catch (e) { showError(OFFLINE); throw new Error(OFFLINE.error); }
   let body = null;
   try { body = await resp.json(); } catch (e) { body = {error: "HTTP " + resp.status, fix: ""}; }
   if (!resp.ok) { showError(body); throw new Error(body.error); }
   return body;
 }
 
+// the token lives in this tab only (sessionStorage): closing the tab or "Sign out" forgets it
+const TOKEN_KEY = "hoprag-token";
+
 async function refreshWho() {
-  try {
-    me = await api("/api/whoami");
-    $("whoami").textContent = `${me.name} · ${me.clearance}` + (me.can_write ? "" : " · read-only");
-    $("token").classList.toggle("hidden", !me.tokens_required);
-  } catch (e) { /* shown */ }
+  me = null;
+  const token = $("token").value.trim();
+  let resp = null;
+  try { resp = await fetch("/api/whoami", {headers: headers(false)}); } catch (e) { /* offline: below */ }
+  const signedIn = resp && resp.ok;
+  if (signedIn) me = await resp.json();
+  if (!resp) $("whoami").textContent = "offline";
+  else if (signedIn) $("whoami").textContent = `${me.name} · ${me.clearance}` + (me.can_write ? "" : " · read-only");
+  else $("whoami").textContent = token ? "token refused" : "sign in with a token";
+  const tokens = !signedIn || me.tokens_required;
+  $("token").classList.toggle("hidden", !tokens || (signedIn && !!token));
+  $("sign-out").classList.toggle("hidden", !(signedIn && token));
+  if (!resp) showError(OFFLINE);
+  else if (!signedIn) showError(await resp.json().catch(() => ({error: "HTTP " + resp.status, fix: ""})));
+}
+
+function signOut() {
+  sessionStorage.removeItem(TOKEN_KEY);
+  $("token").value = "";
+  refreshWho().then(route);
 }
 
 // ---- ask ---------------------------------------------------------------------------------------
@@ -97,9 +119,20 @@ function onEvent(name, data) {
   } else if (name === "error") { showError(data); progress("Stopped: " + data.error, "ev-error"); }
 }
 
+function resetFeedback() {
+  // each answer starts with a clean form: no thumb, tag or comment carries over from the last one
+  thumbs = null;
+  for (const id of ["thumbs-up", "thumbs-down"]) { $(id).classList.remove("chosen"); $(id).setAttribute("aria-pressed", "false"); }
+  for (const box of document.querySelectorAll("#tags input")) box.checked = false;
+  $("comment").value = "";
+  $("feedback-status").textContent = "";
+  $("send-feedback").disabled = false;
+}
+
 async function ask(question) {
   showError(null);
-  current = null; thumbs = null;
+  current = null;
+  resetFeedback();
   $("progress").textContent = "";
   hopLines.clear();
   $("answer-text").textContent = "";
@@ -110,10 +143,11 @@ async function ask(question) {
   $("trail").classList.add("hidden");
   $("doc").classList.add("hidden");
   const store = me ? me.can_write : false;
-  const url = `/api/ask/stream?q=${encodeURIComponent(question)}&store=${store}`;
   $("ask-button").disabled = true;
   try {
-    const resp = await fetch(url, {headers: headers(false)});
+    // POST: a GET never stores; the server takes a write from its own page (same origin) or a token
+    const resp = await fetch("/api/ask/stream", {method: "POST", headers: headers(true),
+                                                 body: JSON.stringify({question, store})});
     if (!resp.ok) { showError(await resp.json()); return; }
     const reader = resp.body.getReader();
     const decoder = new TextDecoder();
@@ -135,7 +169,8 @@ async function ask(question) {
       }
     }
   } catch (e) {
-    showError({error: "the connection to the server failed", fix: "check that hoprag serve is running"});
+    showError(OFFLINE);
+    progress("Stopped: the server cannot be reached", "ev-error");
   } finally {
     $("ask-button").disabled = false;
   }
@@ -196,8 +231,11 @@ function renderTrail(a) {
 async function openCitation(c) {
   for (const b of document.querySelectorAll(".cite.active")) b.classList.remove("active");
   for (const b of document.querySelectorAll(`.cite[data-chunk="${CSS.escape(c.chunk_id)}"]`)) b.classList.add("active");
-  const span = c.start !== null && c.end !== null ? `?span=${c.start}:${c.end}` : "";
-  const doc = await api(`/api/documents/${encodeURIComponent(c.doc_id)}${span}`);
+  // the claim's own sentence when it is a span of the passage, else the whole passage
+  const [a0, b0] = c.sentence_start !== null && c.sentence_start !== undefined ? [c.sentence_start, c.sentence_end] : [c.start, c.end];
+  const span = a0 !== null && b0 !== null ? `?span=${a0}:${b0}` : "";
+  let doc;
+  try { doc = await api(`/api/documents/${encodeURIComponent(c.doc_id)}${span}`); } catch (e) { return; }
   $("doc-title").textContent = doc.title || doc.id;
   $("doc-meta").textContent = [doc.id, doc.doc_type, doc.acl, doc.version].filter(Boolean).join(" · ");
   const text = $("doc-text");
@@ -208,6 +246,7 @@ async function openCitation(c) {
   } else text.append(doc.text);
   const panel = $("doc");
   panel.classList.remove("hidden");
+  $("doc-close").focus({preventScroll: true});
   const mark = $("cited-span");
   // scroll the panel (not the page) to the span; bring the panel into view if it is off screen
   if (mark) panel.scrollTop = Math.max(0, mark.offsetTop - panel.offsetTop - panel.clientHeight / 3);
@@ -220,6 +259,10 @@ async function openCitation(c) {
 
 async function sendFeedback() {
   if (!current) return;
+  if (!thumbs && !document.querySelector("#tags input:checked") && !$("comment").value.trim()) {
+    $("feedback-status").textContent = "Choose Yes or No, a tag, or write a comment first.";
+    return;
+  }
   const tags = [...document.querySelectorAll("#tags input:checked")].map(i => i.value);
   const comment = $("comment").value.trim();
   const body = {trace_id: current.trace_id, tags};
@@ -228,6 +271,7 @@ async function sendFeedback() {
   try {
     const r = await api("/api/feedback", {method: "POST", headers: headers(true), body: JSON.stringify(body)});
     $("feedback-status").textContent = `Thanks — recorded under run ${r.run_id}` + (r.stages.length ? ` (routed to: ${r.stages.join(", ")})` : "");
+    $("send-feedback").disabled = true;  // one feedback per answer: the next answer opens a fresh form
   } catch (e) { /* shown */ }
 }
 
@@ -240,8 +284,10 @@ function setupFeedback() {
   for (const [id, value] of [["thumbs-up", "up"], ["thumbs-down", "down"]]) {
     $(id).addEventListener("click", () => {
       thumbs = value;
-      $("thumbs-up").classList.toggle("chosen", value === "up");
-      $("thumbs-down").classList.toggle("chosen", value === "down");
+      for (const [other, v] of [["thumbs-up", "up"], ["thumbs-down", "down"]]) {
+        $(other).classList.toggle("chosen", value === v);
+        $(other).setAttribute("aria-pressed", String(value === v));
+      }
     });
   }
   $("send-feedback").addEventListener("click", sendFeedback);
@@ -249,10 +295,20 @@ function setupFeedback() {
 
 // ---- runs and dashboard ------------------------------------------------------------------------
 
+function viewState(id, text) {
+  const box = $(id);
+  box.textContent = text || "";
+  box.classList.toggle("hidden", !text);
+}
+
 async function showRuns(runId) {
-  const rows = await api("/api/runs");
   const tbody = $("runs-table").querySelector("tbody");
   tbody.textContent = "";
+  viewState("runs-state", "Loading runs…");
+  let rows;
+  try { rows = await api("/api/runs"); }
+  catch (e) { viewState("runs-state", "Runs cannot be shown: " + e.message + "."); $("run-detail").classList.add("hidden"); return; }
+  viewState("runs-state", rows.length ? "" : "No runs in the store yet.");
   for (const r of rows) {
     tbody.append(el("tr", {class: "link", onclick: () => { location.hash = "#/runs/" + encodeURIComponent(r.run_id); }},
                     el("td", {}, r.run_id), el("td", {}, r.kind), el("td", {}, r.status || "–"), el("td", {}, r.created_at.slice(0, 19).replace("T", " ")),
@@ -260,7 +316,9 @@ async function showRuns(runId) {
   }
   $("run-detail").classList.toggle("hidden", !runId);
   if (!runId) return;
-  const d = await api("/api/runs/" + encodeURIComponent(runId));
+  let d;
+  try { d = await api("/api/runs/" + encodeURIComponent(runId)); }
+  catch (e) { $("run-detail").classList.add("hidden"); viewState("runs-state", "This run cannot be shown: " + e.message + "."); return; }
   $("run-title").textContent = `Run ${d.run.run_id} (${d.run.kind})`;
   const gate = $("run-gate");
   gate.textContent = "";
@@ -278,13 +336,17 @@ async function showRuns(runId) {
       table.append(el("tr", {}, el("td", {}, m.metric), el("td", {}, m.value === null || m.value === undefined ? "–" : (+m.value).toPrecision(4)),
                       el("td", {}, el("span", {class: "badge " + m.status}, m.status)), el("td", {}, m.threshold || ""), el("td", {}, m.reason || "")));
     }
-    stages.append(el("div", {class: "stage-block"}, el("h3", {}, stage), table));
+    stages.append(el("div", {class: "stage-block"}, el("h3", {}, stage), el("div", {class: "table-wrap"}, table)));
   }
 }
 
 async function showDashboard() {
   const run = me ? me.feedback_run : "";
-  const s = await api("/api/feedback/summary" + (run ? "?run_id=" + encodeURIComponent(run) : ""));
+  let s;
+  viewState("dash-state", "Loading feedback…");
+  try { s = await api("/api/feedback/summary" + (run ? "?run_id=" + encodeURIComponent(run) : "")); }
+  catch (e) { viewState("dash-state", "The dashboard cannot be shown: " + e.message + "."); $("dash-empty").classList.add("hidden"); return; }
+  viewState("dash-state", "");
   $("dash-run").textContent = `run ${s.run_id} · ${s.events} events`;
   const {lineChart, barChart} = window.hopragCharts;
   $("chart-down").replaceChildren(lineChart(s.series.map(p => ({t: p.t, v: p.thumbs_down_rate, n: p.thumbs})),
@@ -310,14 +372,25 @@ function route() {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
-  $("token").value = localStorage.getItem("hoprag-token") || "";
-  $("token").addEventListener("change", () => { localStorage.setItem("hoprag-token", $("token").value.trim()); refreshWho(); });
+  localStorage.removeItem(TOKEN_KEY);  // an older page kept it for every tab: forget it
+  $("token").value = sessionStorage.getItem(TOKEN_KEY) || "";
+  $("token").addEventListener("change", () => { sessionStorage.setItem(TOKEN_KEY, $("token").value.trim()); refreshWho().then(route); });
+  $("sign-out").addEventListener("click", signOut);
   $("ask-form").addEventListener("submit", ev => {
     ev.preventDefault();
     const q = $("question").value.trim();
     if (q) ask(q);
+    else { showError({error: "the question is empty", fix: "type a question, then press Ask"}); $("question").focus(); }
   });
-  $("doc-close").addEventListener("click", () => $("doc").classList.add("hidden"));
+  const closeDoc = () => {
+    $("doc").classList.add("hidden");
+    const active = document.querySelector(".cite.active");
+    if (active) active.focus({preventScroll: true});
+  };
+  $("doc-close").addEventListener("click", closeDoc);
+  document.addEventListener("keydown", ev => { if (ev.key === "Escape" && !$("doc").classList.contains("hidden")) closeDoc(); });
+  window.addEventListener("offline", () => showError(OFFLINE));
+  window.addEventListener("online", () => { showError(null); refreshWho(); });
   setupFeedback();
   window.addEventListener("hashchange", route);
   refreshWho().then(route);
