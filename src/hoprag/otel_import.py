@@ -44,6 +44,8 @@ from typing import Any
 
 from hoprag.document_resolution import DEFAULT_MIN_SHARE, DocumentResolver, RecordedDocument
 from hoprag.errors import InputError
+from hoprag.otel_round_trip import (BRIDGE, CLAIMS, EVIDENCE, SHIFTS, bridge_from, claims_from, evidence_from,
+                                    hit_from, shifts_from)
 from hoprag.otel_trace_groups import SpanGroup, complete_groups, plan_groups
 from hoprag.otlp_spans import WHAT, OtelSpan, iter_otlp_spans
 from hoprag.records import Answer, Evidence, Hit, HopStep, Trace, Usage
@@ -144,26 +146,46 @@ def _trace(trace_id: str, spans: list[OtelSpan], case_attrs: Sequence[str], run_
         if not hits and inner is not None:
             hits, docs = _hits(inner, warnings, resolver)
         query = _query(span) or (_query(inner) if inner is not None else "")
-        hop = span.attributes.get("hoprag.hop")
-        step = HopStep(step_id=f"s{number}", hop=hop if isinstance(hop, int) and hop >= 1 else number,
-                       sub_query=query, issued_query=query, hits=tuple(hits), selected=tuple(h.chunk_id for h in hits),
+        hop, selected = span.attributes.get("hoprag.hop"), span.attributes.get("hoprag.selected_ids")
+        step = HopStep(step_id=str(span.attributes.get("hoprag.step_id") or f"s{number}"),
+                       hop=hop if isinstance(hop, int) and hop >= 1 else number,
+                       sub_query=str(span.attributes.get("hoprag.sub_query") or query), issued_query=query,
+                       hits=tuple(hits), selected=tuple(selected if isinstance(selected, list) else
+                                                        (h.chunk_id for h in hits)),
+                       bridge=bridge_from(span.attributes.get(BRIDGE)),
+                       depends_on=tuple(str(d) for d in span.attributes.get("hoprag.depends_on") or ()),
                        latency_ms=(span.end_ns - span.start_ns) / 1e6, cumulative_ms=(span.end_ns - start) / 1e6)
         steps.append(step)
         hits_of[step.step_id] = hits
         texts.update((k, v) for k, v in docs.items() if k not in texts)
-    evidence = _evidence(steps, hits_of, texts, spans, warnings, resolver)
+    own = next((s for s in spans if "hoprag.question" in s.attributes), None)  # hoprag's own question span
+    evidence = (own and evidence_from(own.attributes.get(EVIDENCE))) or _evidence(steps, hits_of, texts, spans,
+                                                                                  warnings, resolver)
     llms = sorted((s for s in spans if s.kind == "LLM"), key=lambda s: s.end_ns)
-    answer = next((t for t in (_answer(s) for s in reversed(llms)) if t), "") or _text(root, "output.value")
+    answer = next((t for t in (_answer(s) for s in reversed(llms)) if t), "") or _answer(own or root)
     usage = Usage(prompt_tokens=sum(_tokens(s, "llm.token_count.prompt", "gen_ai.usage.input_tokens") for s in llms),
                   completion_tokens=sum(_tokens(s, "llm.token_count.completion", "gen_ai.usage.output_tokens")
                                         for s in llms))
-    question = next((q for q in (_root_question(r) for r in roots) if q), "") or (steps[0].sub_query if steps else "")
+    question = (str(own.attributes["hoprag.question"]) if own else "") or next(
+        (q for q in (_root_question(r) for r in roots) if q), "") or (steps[0].sub_query if steps else "")
     case_id = _case_id(roots, spans, case_attrs, cases, questions, question)
     return Trace(run_id=run_id, case_id=case_id, question=question, steps=tuple(steps), evidence=tuple(evidence),
-                 answer=Answer(text=answer, abstained=not answer), stop_reason="answered" if answer else "no_answer",
+                 answer=_own_answer(own, answer) if own else Answer(text=answer, abstained=not answer),
+                 stop_reason=str((own.attributes.get("hoprag.stop_reason") if own else "")
+                                 or ("answered" if answer else "no_answer")),
                  usage=usage, engine=f"otel:{root.service or 'unknown'}",
                  latency_ms=(max(s.end_ns for s in spans) - start) / 1e6, plan={"otel_trace_id": trace_id},
-                 warnings=tuple(warnings))
+                 warnings=tuple(warnings), config_hash=str(own.attributes.get("hoprag.config_hash") or "") if own else "",
+                 redaction_shifts=shifts_from(own.attributes.get(SHIFTS)) if own else {})
+
+
+def _own_answer(own: OtelSpan, text: str) -> Answer:
+    """The answer as hoprag's own spans record it (:mod:`hoprag.otel_round_trip`)."""
+    attrs = own.attributes
+    confidence = attrs.get("hoprag.answer.confidence")
+    return Answer(text=text, claims=claims_from(attrs.get(CLAIMS)), abstained=bool(attrs.get("hoprag.abstained")),
+                  confidence=float(confidence) if isinstance(confidence, (int, float)) else 0.0,
+                  partial=bool(attrs.get("hoprag.answer.partial")))
 
 
 def _retrieval_calls(spans: list[OtelSpan], by_id: dict[str, OtelSpan]) -> list[tuple[OtelSpan, OtelSpan | None]]:
@@ -227,7 +249,8 @@ def _hits(span: OtelSpan, warnings: list[str], resolver: DocumentResolver | None
         if resolver is not None:
             found = resolver.resolve(RecordedDocument(id=doc_id, content=content, metadata=doc.get("metadata")))
             doc_id, chunk_id = found.doc_id, found.chunk_id
-        hits.append(Hit(chunk_id=chunk_id, doc_id=doc_id, score=score, rank=len(hits) + 1, retriever=retriever))
+        hits.append(hit_from(doc, chunk_id=chunk_id, doc_id=doc_id, score=score, rank=len(hits) + 1,
+                             retriever=retriever))
         texts.setdefault(doc_id, content)
     return hits, texts
 

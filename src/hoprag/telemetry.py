@@ -23,6 +23,7 @@ without importing OpenTelemetry.
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -181,6 +182,11 @@ def record_trace(trace: Trace, *, model: str = "offline", operation: str = "hopr
         return
     from opentelemetry import trace as otel
 
+    from hoprag.otel_round_trip import (CLAIMS, EVIDENCE, SHIFTS, claims_json, evidence_json, output_messages_json,
+                                        shifts_json)
+    from hoprag.security.boundary import trace_for_storage
+
+    stored = trace_for_storage(trace, "telemetry")  # the texts below leave the process: PII as placeholders
     end = time.time_ns()
     start = end - int(trace.latency_ms * 1e6)
     root_attrs = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": f"hoprag-{trace.engine}",
@@ -188,7 +194,15 @@ def record_trace(trace: Trace, *, model: str = "offline", operation: str = "hopr
                   "gen_ai.usage.output_tokens": trace.usage.completion_tokens, "hoprag.case_id": trace.case_id,
                   "hoprag.stop_reason": trace.stop_reason, "hoprag.engine": trace.engine,
                   "hoprag.config_hash": trace.config_hash, "hoprag.hops": max((s.hop for s in trace.steps), default=0),
-                  "hoprag.abstained": trace.answer.abstained, **(attributes or {})}
+                  "hoprag.abstained": trace.answer.abstained,
+                  # what an import needs to give the trace back (hoprag.otel_round_trip)
+                  "hoprag.question": stored.question, EVIDENCE: evidence_json(stored.evidence),
+                  "hoprag.answer.confidence": trace.answer.confidence, "hoprag.answer.partial": trace.answer.partial,
+                  **({CLAIMS: claims_json(stored.answer.claims)} if stored.answer.claims else {}),
+                  **({SHIFTS: shifts_json(stored.redaction_shifts)} if stored.redaction_shifts else {}),
+                  **({} if "synthesis_ms" in trace.timings else
+                     {"gen_ai.output.messages": output_messages_json(stored.answer.text)}),
+                  **(attributes or {})}
     root = tracer.start_span(operation, start_time=start, attributes=root_attrs)
     for when, event in events:
         name, attrs = _event_span(event)
@@ -203,24 +217,34 @@ def record_trace(trace: Trace, *, model: str = "offline", operation: str = "hopr
         if stage == "synthesis":
             attrs.update({"gen_ai.operation.name": "chat", "gen_ai.request.model": model,
                           "gen_ai.usage.input_tokens": trace.usage.prompt_tokens,
-                          "gen_ai.usage.output_tokens": trace.usage.completion_tokens})
+                          "gen_ai.usage.output_tokens": trace.usage.completion_tokens,
+                          "gen_ai.output.messages": output_messages_json(stored.answer.text)})
         span = tracer.start_span(stage, context=context, start_time=offset, attributes=attrs)
         if stage == "retrieval":
-            _hop_spans(tracer, otel.set_span_in_context(span), trace, start)
+            _hop_spans(tracer, otel.set_span_in_context(span), stored, start)
         offset += int(ms * 1e6)
         span.end(end_time=offset)
     root.end(end_time=end)
 
 
 def _hop_spans(tracer: Any, context: Any, trace: Trace, start: int) -> None:
+    """One GenAI retrieval span per step; ``trace`` is redacted already."""
+    from hoprag.otel_round_trip import BRIDGE, documents_json
+    from hoprag.security.boundary import value_for_storage
+
     for step in trace.steps:
         step_end = start + int(step.cumulative_ms * 1e6)
         attrs = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "retrieve", "hoprag.hop": step.hop,
                  "hoprag.step_id": step.step_id, "hoprag.sub_query": _redact(step.sub_query),
                  "hoprag.issued_query": _redact(step.issued_query), "hoprag.hits": len(step.hits),
-                 "hoprag.selected_ids": list(step.selected)}
+                 "hoprag.selected_ids": list(step.selected),
+                 "gen_ai.retrieval.query.text": step.issued_query, "gen_ai.retrieval.documents": documents_json(step.hits)}
         if step.bridge.get("value"):
             attrs["hoprag.bridge"] = _redact(str(step.bridge["value"]))
+        if step.bridge:  # the whole state, for an import (hoprag.otel_round_trip)
+            attrs[BRIDGE] = json.dumps(value_for_storage(step.bridge, "telemetry"), ensure_ascii=False, default=str)
+        if step.depends_on:
+            attrs["hoprag.depends_on"] = list(step.depends_on)
         span = tracer.start_span(f"hop {step.hop} {step.step_id}", context=context,
                                  start_time=step_end - int(step.latency_ms * 1e6), attributes=attrs)
         span.end(end_time=step_end)
