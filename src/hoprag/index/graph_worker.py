@@ -20,6 +20,7 @@ when the build fails."""
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import queue
@@ -36,7 +37,8 @@ import numpy as np
 
 from hoprag.cpus import available_cores as _cores
 from hoprag.errors import HopragError
-from hoprag.index.entity_graph import GraphConfig, GraphInfo
+from hoprag.index.analysis import ANALYSIS_DIR
+from hoprag.index.entity_graph import CHUNK_IDS, GRAPH_DIR, GraphConfig, GraphInfo
 from hoprag.index.graph_build import GraphBuilder
 from hoprag.index.manifest import peak_rss_mb
 from hoprag.records import Chunk
@@ -84,12 +86,12 @@ class GraphWorker:
         """Whether the graph is being built in a worker process."""
         return self._process is not None
 
-    def resume(self, directory: Path, keep_chunks: np.ndarray, keep_docs: np.ndarray, db: CorpusDB) -> None:
-        """Before any :meth:`add`: start from the mentions an index saved in ``directory`` (its
+    def resume(self, index_dir: Path, keep_chunks: np.ndarray, keep_docs: np.ndarray, db: CorpusDB) -> None:
+        """Before any :meth:`add`: start from the mentions the index in ``index_dir`` saved (its
         ``analysis/``) of the chunks ``keep_chunks`` keeps, with the titles of the documents ``keep_docs``
         keeps (``db``: the index's rows). With as many kept chunks as ``min_chunks``, the worker starts
         now and reads them while the caller goes on."""
-        self._resume = (str(directory), keep_chunks, keep_docs, db)
+        self._resume = (str(index_dir), keep_chunks, keep_docs, db)
         kept = int(np.count_nonzero(keep_chunks))
         if kept >= self.min_chunks and self._start():
             self._frames.put(_frame(("resume", self._resume)))
@@ -234,11 +236,20 @@ class GraphWorker:
         return f"; it said: {lines[-1]}" if lines else ""
 
 
-def _resumed(config: GraphConfig, directory: str, keep_chunks: np.ndarray, keep_docs: np.ndarray,
+def _resumed(config: GraphConfig, index_dir: str, keep_chunks: np.ndarray, keep_docs: np.ndarray,
              db: CorpusDB) -> GraphBuilder:
-    """:meth:`GraphBuilder.resumed` for the kept chunks and documents of the index whose rows are ``db``."""
+    """:meth:`GraphBuilder.resumed` for the kept chunks and documents of the index in ``index_dir``."""
     titles = [key for key, pos in db.title_key_rows() if keep_docs[pos]]
-    return GraphBuilder.resumed(Path(directory), config, keep_chunks, list(db.iter_chunk_ids(mask=keep_chunks)), titles)
+    # the chunk ids from the graph's own list (one small file) rather than a scan of every chunk's row
+    try:
+        ids = json.loads((Path(index_dir) / GRAPH_DIR / CHUNK_IDS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        ids = None
+    if isinstance(ids, list) and len(ids) == keep_chunks.size:
+        chunk_ids = [cid for cid, kept in zip(ids, keep_chunks.tolist()) if kept]
+    else:
+        chunk_ids = list(db.iter_chunk_ids(mask=keep_chunks))
+    return GraphBuilder.resumed(Path(index_dir) / ANALYSIS_DIR, config, keep_chunks, chunk_ids, titles)
 
 
 def _frame(message: Any) -> bytes:

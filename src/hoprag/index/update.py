@@ -144,7 +144,7 @@ def _apply(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, keep
     graph = None
     if old.graph is not None:  # first: a worker reads the kept mentions while the rows are copied
         graph = GraphWorker(old.graph.config)
-        graph.resume(target / ANALYSIS_DIR, keep_chunks, keep_docs, db)
+        graph.resume(target, keep_chunks, keep_docs, db)
     # the corpus hash in a thread: SQLite reads and SHA-256 of large buffers run without the interpreter lock
     hashing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hoprag-corpus-hash")
     corpus_hash = hashing.submit(_corpus_hash, target / DB_FILE, keep_docs, [record for _, record in plan.fresh])
