@@ -5,7 +5,9 @@ timings: one span for the question, one per stage (planning, retrieval, ranking,
 per hop (per retrieval step), with the GenAI semantic conventions (``gen_ai.operation.name``,
 ``gen_ai.request.model``, ``gen_ai.usage.input_tokens`` / ``output_tokens``) and hoprag's own
 attributes (``hoprag.hop``, ``hoprag.sub_query``, ``hoprag.issued_query``, ``hoprag.bridge``,
-``hoprag.selected_ids``, ``hoprag.stop_reason``). Query text is redacted before it becomes an attribute
+``hoprag.selected_ids``, ``hoprag.stop_reason``), and what ``hoprag traces import`` needs to give the
+trace back (:mod:`hoprag.otel_round_trip`: the GenAI retrieval query and documents, the answer, the
+selected evidence, claims and bridge states). Every text is redacted before it becomes an attribute
 (:mod:`hoprag.security.boundary`: PII placeholders, credentials masked).
 :func:`listener` is how an answer's spans are recorded: a listener for the engine's events
 (:mod:`hoprag.pipeline.events`, the events the CLI's progress lines and the service's stream read
