@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"index"},
     {"llm"},
     {"pipeline"},
-    {"datasets", "otlp_spans", "otel_trace_groups", "otel_round_trip", "document_resolution"},
+    {"datasets", "otlp_spans", "otel_span_text", "otel_trace_groups", "otel_round_trip", "document_resolution"},
     {"evaluation", "otel_import", "otel_sources", "telemetry", "report"},
     {"store", "gates"},
     {"service", "demo"},

@@ -46,6 +46,7 @@ from hoprag.document_resolution import DEFAULT_MIN_SHARE, DocumentResolver, Reco
 from hoprag.errors import InputError
 from hoprag.otel_round_trip import (BRIDGE, CLAIMS, EVIDENCE, SHIFTS, bridge_from, claims_from, evidence_from,
                                     hit_from, shifts_from)
+from hoprag.otel_span_text import answer_text, root_question, span_query, token_count
 from hoprag.otel_trace_groups import SpanGroup, complete_groups, plan_groups
 from hoprag.otlp_spans import WHAT, OtelSpan, iter_otlp_spans
 from hoprag.records import Answer, Evidence, Hit, HopStep, Trace, Usage
@@ -55,8 +56,6 @@ __all__ = ["DEFAULT_CASE_ATTRS", "ImportSummary", "OtelSpan", "import_otel_trace
 
 DEFAULT_CASE_ATTRS = ("hoprag.case_id", "session.id")
 _DOC = re.compile(r"^(retrieval\.documents|reranker\.output_documents)\.(\d+)\.document\.(id|score|content|metadata)$")
-_TEXT_KEYS = ("query", "question", "input", "query_str", "str_or_query_bundle", "output", "answer", "response",
-              "text", "content")
 
 
 @dataclass(frozen=True)
@@ -145,7 +144,7 @@ def _trace(trace_id: str, spans: list[OtelSpan], case_attrs: Sequence[str], run_
         hits, docs = _hits(span, warnings, resolver)
         if not hits and inner is not None:
             hits, docs = _hits(inner, warnings, resolver)
-        query = _query(span) or (_query(inner) if inner is not None else "")
+        query = span_query(span) or (span_query(inner) if inner is not None else "")
         hop, selected = span.attributes.get("hoprag.hop"), span.attributes.get("hoprag.selected_ids")
         step = HopStep(step_id=str(span.attributes.get("hoprag.step_id") or f"s{number}"),
                        hop=hop if isinstance(hop, int) and hop >= 1 else number,
@@ -162,12 +161,12 @@ def _trace(trace_id: str, spans: list[OtelSpan], case_attrs: Sequence[str], run_
     evidence = (own and evidence_from(own.attributes.get(EVIDENCE))) or _evidence(steps, hits_of, texts, spans,
                                                                                   warnings, resolver)
     llms = sorted((s for s in spans if s.kind == "LLM"), key=lambda s: s.end_ns)
-    answer = next((t for t in (_answer(s) for s in reversed(llms)) if t), "") or _answer(own or root)
-    usage = Usage(prompt_tokens=sum(_tokens(s, "llm.token_count.prompt", "gen_ai.usage.input_tokens") for s in llms),
-                  completion_tokens=sum(_tokens(s, "llm.token_count.completion", "gen_ai.usage.output_tokens")
+    answer = next((t for t in (answer_text(s) for s in reversed(llms)) if t), "") or answer_text(own or root)
+    usage = Usage(prompt_tokens=sum(token_count(s, "llm.token_count.prompt", "gen_ai.usage.input_tokens") for s in llms),
+                  completion_tokens=sum(token_count(s, "llm.token_count.completion", "gen_ai.usage.output_tokens")
                                         for s in llms))
     question = (str(own.attributes["hoprag.question"]) if own else "") or next(
-        (q for q in (_root_question(r) for r in roots) if q), "") or (steps[0].sub_query if steps else "")
+        (q for q in (root_question(r) for r in roots) if q), "") or (steps[0].sub_query if steps else "")
     case_id = _case_id(roots, spans, case_attrs, cases, questions, question)
     return Trace(run_id=run_id, case_id=case_id, question=question, steps=tuple(steps), evidence=tuple(evidence),
                  answer=_own_answer(own, answer) if own else Answer(text=answer, abstained=not answer),
@@ -322,78 +321,6 @@ def _metadata(span: OtelSpan) -> dict[str, Any]:
         except ValueError:
             return {}
     return value if isinstance(value, dict) else {}
-
-
-def _query(span: OtelSpan | None) -> str:
-    if span is None:
-        return ""
-    return str(span.attributes.get("gen_ai.retrieval.query.text") or span.attributes.get("hoprag.issued_query")
-               or "") or _text(span, "input.value")
-
-
-def _root_question(span: OtelSpan) -> str:
-    """The root's input when it is text (or JSON holding one text field), else ``""``."""
-    text = _text(span, "input.value")
-    return "" if text.lstrip().startswith(("{", "[")) else text
-
-
-def _text(span: OtelSpan, key: str) -> str:
-    """A string attribute; JSON (``*.mime_type`` application/json) gives its text field: one of
-    :data:`_TEXT_KEYS`, the only string it holds, or the first of a ``replies`` list."""
-    value = span.attributes.get(key)
-    if value is None:
-        return ""
-    text = str(value)
-    if span.attributes.get(key.replace(".value", ".mime_type")) == "application/json":
-        return _unwrap(text)
-    return text
-
-
-def _unwrap(text: str) -> str:
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return text
-    if isinstance(data, str):
-        return data
-    if not isinstance(data, dict):
-        return text
-    for name in _TEXT_KEYS:
-        if isinstance(data.get(name), str):
-            return data[name]
-    replies = data.get("replies")
-    if isinstance(replies, list) and replies:
-        first = replies[0]
-        if isinstance(first, str):
-            return first
-        if isinstance(first, dict) and isinstance(first.get("content") or first.get("text"), str):
-            return first.get("content") or first.get("text")
-    strings = [v for v in data.values() if isinstance(v, str)]
-    return strings[0] if len(data) == 1 and strings else text
-
-
-def _answer(span: OtelSpan) -> str:
-    message = span.attributes.get("llm.output_messages.0.message.content")
-    if isinstance(message, str) and message:
-        return message
-    output = span.attributes.get("gen_ai.output.messages")
-    if isinstance(output, str) and output.startswith("["):
-        try:
-            parts = [p for m in json.loads(output) for p in m.get("parts", []) if isinstance(m, dict)]
-        except (ValueError, AttributeError, TypeError):
-            parts = []
-        texts = [str(p.get("content")) for p in parts if isinstance(p, dict) and p.get("type") == "text"]
-        if texts:
-            return "".join(texts)
-    return _text(span, "output.value")
-
-
-def _tokens(span: OtelSpan, *keys: str) -> int:
-    for key in keys:
-        value = span.attributes.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    return 0
 
 
 def import_otel_traces(path: str | Path, out: str | Path, *, case_attrs: Sequence[str] = DEFAULT_CASE_ATTRS,
