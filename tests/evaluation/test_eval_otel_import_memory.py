@@ -80,8 +80,8 @@ def test_the_import_holds_one_trace_not_the_file(tmp_path) -> None:
     streamed = (_peak(lambda: import_otel_traces(large, tmp_path / "large.traces.jsonl", redact=False))
                 - _peak(lambda: import_otel_traces(small, tmp_path / "small.traces.jsonl", redact=False)))
     assert held > grown / 2  # every span at once (what the import used to hold) grows with the file
-    # streaming grows only by the plan, each trace's place and the credential scan's memo of texts (bounded):
-    # 1.2 MB here, two kilobytes a trace of the file's eleven
+    # streaming grows only by the plan, each trace's place and records in reference cycles the collector has
+    # not reached yet (gc.collect frees them): 1.2 MB here, two kilobytes a trace of the file's eleven
     assert streamed < grown / 4, (streamed, grown)
     traces = read_traces(tmp_path / "large.traces.jsonl")
     assert len(traces) == 800 and [len(t.steps) for t in traces] == [2] * 800
