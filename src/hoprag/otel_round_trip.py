@@ -17,6 +17,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from hoprag.finite_numbers import loads  # span attributes are user input: the one number rule
 from hoprag.records import Claim, Evidence, Hit
 
 __all__ = ["BRIDGE", "CLAIMS", "EVIDENCE", "SHIFTS", "bridge_from", "shifts_from", "shifts_json", "claims_from", "claims_json", "documents_json", "evidence_from", "evidence_json",
@@ -71,7 +72,7 @@ def _loads(value: Any) -> list[dict[str, Any]] | None:
     if not isinstance(value, str):
         return None
     try:
-        data = json.loads(value)
+        data = loads(value)
     except ValueError:
         return None
     return data if isinstance(data, list) and all(isinstance(d, dict) for d in data) else None
@@ -109,7 +110,7 @@ def shifts_json(shifts: dict[str, tuple[tuple[int, int], ...]]) -> str:
 def shifts_from(value: Any) -> dict[str, tuple[tuple[int, int], ...]]:
     """The redaction shifts :data:`SHIFTS` holds (none when absent or unreadable)."""
     try:
-        data = json.loads(value) if isinstance(value, str) else {}
+        data = loads(value) if isinstance(value, str) else {}
         return {str(k): tuple((int(p), int(d)) for p, d in v) for k, v in data.items()}
     except (AttributeError, TypeError, ValueError):
         return {}
@@ -118,7 +119,7 @@ def shifts_from(value: Any) -> dict[str, tuple[tuple[int, int], ...]]:
 def bridge_from(value: Any) -> dict[str, Any]:
     """The bridge state :data:`BRIDGE` holds (none when absent or unreadable)."""
     try:
-        data = json.loads(value) if isinstance(value, str) else {}
+        data = loads(value) if isinstance(value, str) else {}
     except ValueError:
         return {}
     return data if isinstance(data, dict) else {}

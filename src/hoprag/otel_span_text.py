@@ -3,8 +3,8 @@ token counts; OpenInference and OTel GenAI attributes both read (:mod:`hoprag.ot
 
 from __future__ import annotations
 
-import json
 
+from hoprag.finite_numbers import loads  # span attributes are user input: the one number rule
 from hoprag.otlp_spans import OtelSpan
 
 __all__ = ["answer_text", "root_question", "span_query", "span_text", "token_count", "unwrap_json"]
@@ -41,7 +41,7 @@ def span_text(span: OtelSpan, key: str) -> str:
 
 def unwrap_json(text: str) -> str:
     try:
-        data = json.loads(text)
+        data = loads(text)
     except ValueError:
         return text
     if isinstance(data, str):
@@ -69,7 +69,7 @@ def answer_text(span: OtelSpan) -> str:
     output = span.attributes.get("gen_ai.output.messages")
     if isinstance(output, str) and output.startswith("["):
         try:
-            parts = [p for m in json.loads(output) for p in m.get("parts", []) if isinstance(m, dict)]
+            parts = [p for m in loads(output) for p in m.get("parts", []) if isinstance(m, dict)]
         except (ValueError, AttributeError, TypeError):
             parts = []
         texts = [str(p.get("content")) for p in parts if isinstance(p, dict) and p.get("type") == "text"]

@@ -79,7 +79,7 @@ def test_the_cli_reports_a_dead_url_without_a_traceback_or_the_password(capsys, 
 
 
 def test_a_missing_index_names_the_command_that_builds_it(database: str) -> None:
-    with pytest.raises(IndexLoadError, match="no index named 'absent'.*hoprag index CORPUS --store"):
+    with pytest.raises(IndexLoadError, match="no index named 'absent'.*hoprag index CORPUS --out"):
         open_index(database + "&index=absent")
 
 
@@ -162,7 +162,7 @@ def test_the_service_answers_from_a_postgres_index(database: str, tmp_path: Path
     build_pg_index(load_corpora([DATA / "enterprise" / "corpus.jsonl"]), url)
     app = create_app(ServiceConfig(index_dir=url, store=str(tmp_path / "store.db")))
     try:
-        with TestClient(app) as client:
+        with TestClient(app, base_url="http://127.0.0.1") as client:  # a loopback Host: the allow-list
             reply = client.post("/api/ask", json={"question": "What is KP-214?", "store": False})
             assert reply.status_code == 200, reply.text
             body = reply.json()
@@ -249,5 +249,5 @@ def test_an_index_of_an_older_layout_is_refused_with_the_rebuild_command(databas
         conn.execute("UPDATE hoprag_idx_old_layout.manifest SET format = 1")
     index.close()
     with pytest.raises(IndexLoadError, match=r"index layout 1, this hoprag reads 2\. Fix: rebuild it from its "
-                                              r"corpus with `hoprag index CORPUS --store postgresql://"):
+                                              r"corpus with `hoprag index CORPUS --out postgresql://"):
         open_index(url)

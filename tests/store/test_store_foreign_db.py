@@ -318,11 +318,11 @@ def small_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def args_for(path: str, store: str, tmp: Path, index: Path) -> list[str]:
     """Arguments that are valid for ``hoprag PATH`` but for the store."""
     table = {
-        "gate baseline": ["gate", "baseline", "--run", "r1"],
+        "gate baseline": ["gate", "baseline", "--run-id", "r1"],
         "demo": ["demo", "--data", str(ROOT / "data"), "--out", str(tmp / "demo"), "-q"],
         "gate diff": ["gate", "diff", "r1", "r2"],
         "feedback import": ["feedback", "import", str(DATA / "gates_feedback.jsonl")],
-        "gate check": ["gate", "check", "--run", "r1", "--thresholds", str(ROOT / "thresholds.yaml")],
+        "gate check": ["gate", "check", "--run-id", "r1", "--thresholds", str(ROOT / "thresholds.yaml")],
         "gate run": ["gate", "run", str(ENTERPRISE / "corpus.jsonl"), "--cases", str(ENTERPRISE / "cases.jsonl"),
                      "--out", str(tmp / "gate-run"), "--embedder", "hash"],
         "runs list": ["runs", "list"],
