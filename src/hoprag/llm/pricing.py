@@ -18,7 +18,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from hoprag.errors import InputError
 from hoprag.files import read_text
 from hoprag.jsonl import parse_json
 
