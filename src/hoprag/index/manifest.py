@@ -7,7 +7,10 @@ import hashlib
 import json
 import resource
 import sys
+import uuid
 from collections.abc import Iterable
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -135,6 +138,26 @@ class IndexManifest(BaseModel):
         if isinstance(config, dict) and "fold_accents" not in config:
             return {**config, "fold_accents": False}
         return config
+
+
+#: the manifest's file name inside an index directory
+MANIFEST = "manifest.json"
+
+
+def write_manifest(directory: Path, config: IndexConfig, *, documents: int, chunks: int, corpus_hash: str,
+                   **fields: Any) -> IndexManifest:
+    """A new artifact's manifest (this version, the config's hash, a fresh artifact id, the time now),
+    written into ``directory``; ``fields`` are the rest (dense, acl classes, graph, build, updates)."""
+    from hoprag import __version__
+
+    manifest = IndexManifest(
+        hoprag_version=__version__, config=config, config_hash=config_hash(config), document_count=documents,
+        chunk_count=chunks, corpus_hash=corpus_hash,
+        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        artifact_id=uuid.uuid4().hex, **fields,
+    )
+    (directory / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    return manifest
 
 
 def config_hash(config: IndexConfig) -> str:

@@ -23,16 +23,13 @@ from __future__ import annotations
 
 import hashlib
 import time
-import uuid
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from pydantic import ValidationError
 
-from hoprag import __version__
 from hoprag.errors import ConfigError, EmptyCorpusError, HopragError, IndexLoadError, InputError
 from hoprag.files import read_text
 from hoprag.index.analysis import ANALYSIS_DIR, save_bm25_state
@@ -50,7 +47,7 @@ from hoprag.index import staging
 from hoprag.index.tokenize import Tokenizer
 from hoprag.index.hybrid import HybridRetriever
 from hoprag.index.npy_map import all_finite, load_npy
-from hoprag.index.manifest import FORMAT_VERSION, VECTORS, BuildStats, DenseInfo, IndexConfig, IndexManifest, IndexUpdate, _digest, config_hash, corpus_hash, peak_rss_mb
+from hoprag.index.manifest import FORMAT_VERSION, VECTORS, BuildStats, DenseInfo, IndexConfig, IndexManifest, IndexUpdate, MANIFEST, _digest, config_hash, corpus_hash, peak_rss_mb, write_manifest
 from hoprag.ingest.chunking import chunk_document
 from hoprag.records import Document
 
@@ -68,7 +65,6 @@ __all__ = [
     "load_index",
 ]
 
-MANIFEST = "manifest.json"
 BM25_DIR = "bm25"
 #: every name an index directory may hold (``run.json``: the gate run stamp; the JSONL files: format
 #: 1); a directory holding only these, but no manifest, is an interrupted build, safe to replace
@@ -321,23 +317,13 @@ def _build_into(
             dense_info = dense_info.model_copy(update={"ann": ann_info})
     if progress:
         progress("write", 2, 3)
-    manifest = IndexManifest(
-        hoprag_version=__version__,
-        config=config,
-        config_hash=config_hash(config),
-        document_count=writer.documents,
-        chunk_count=writer.chunks,
-        corpus_hash=digest.hexdigest(),
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
-        artifact_id=uuid.uuid4().hex,
-        dense=dense_info,
-        acl_classes=acl_classes,
-        graph=graph_info,
+    manifest = write_manifest(
+        out, config, documents=writer.documents, chunks=writer.chunks, corpus_hash=digest.hexdigest(),
+        dense=dense_info, acl_classes=acl_classes, graph=graph_info,
         build=BuildStats(seconds=round(time.perf_counter() - started, 3), peak_rss_mb=round(peak_rss_mb(), 1),
                          graph_worker_peak_rss_mb=graph_peak),
         updates=list(history),
     )
-    (out / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return manifest
 
 

@@ -28,7 +28,6 @@ import hashlib
 import shutil
 import sqlite3
 import time
-import uuid
 from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Callable, Iterable, Sequence
@@ -40,7 +39,6 @@ from typing import Any
 
 import numpy as np
 
-from hoprag import __version__
 from hoprag.errors import EmptyCorpusError, IndexLoadError, InputError
 from hoprag.index import staging
 from hoprag.index.analysis import ANALYSIS_DIR, MENTIONS, has_bm25_state, load_bm25_state, save_bm25_state
@@ -48,7 +46,7 @@ from hoprag.index.bm25 import BATCH, BM25Retriever, index_text
 from hoprag.index.bm25_delta import updated_matrix
 from hoprag.index.corpus_db import DB_FILE, SCHEMA, CorpusWriter
 from hoprag.index.graph_worker import GraphWorker
-from hoprag.index.manifest import DenseInfo, IndexManifest, IndexUpdate, config_hash
+from hoprag.index.manifest import DenseInfo, IndexManifest, IndexUpdate, write_manifest
 from hoprag.index.store import BM25_DIR, MANIFEST, LoadedIndex, build_index, load_index
 from hoprag.index.update_plan import UpdatePlan, plan_update
 from hoprag.ingest.chunking import chunk_document
@@ -220,22 +218,11 @@ def _analyse(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, ke
         progress("index", writer.chunks, writer.chunks)
     graph_info = graph.finish(stage) if graph is not None else None
     dense_info = _dense(stage, index, keep_chunks, dense_texts, executor, progress) if old.dense is not None else None
-    manifest = IndexManifest(
-        hoprag_version=__version__,
-        config=config,
-        config_hash=config_hash(config),
-        document_count=writer.documents,
-        chunk_count=writer.chunks,
-        corpus_hash=corpus_hash.result(),
-        created_at=_now(),
-        artifact_id=uuid.uuid4().hex,
-        dense=dense_info,
-        acl_classes=acl_classes,
-        graph=graph_info,
-        build=old.build,
+    manifest = write_manifest(
+        stage, config, documents=writer.documents, chunks=writer.chunks, corpus_hash=corpus_hash.result(),
+        dense=dense_info, acl_classes=acl_classes, graph=graph_info, build=old.build,
         updates=[*old.updates, IndexUpdate(**record, seconds=round(time.perf_counter() - started, 3))],
     )
-    (stage / MANIFEST).write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
     return manifest
 
 
