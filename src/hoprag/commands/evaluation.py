@@ -112,6 +112,14 @@ def register(app: typer.Typer) -> None:
             "CI, n, file hash and date go into every judged metric's meta (without one the meta says uncalibrated)"),
         executor: str = EXECUTOR_OPT,
         workers: Optional[int] = SCORING_WORKERS_OPT,
+        otel_out: Optional[Path] = typer.Option(
+            None, "--otel-out", help="write each scored case's results as OpenTelemetry gen_ai.evaluation.result "
+            "events (OTLP JSON logs, one request per line), on the trace and span the trace came from"),
+        otel_endpoint: Optional[str] = typer.Option(
+            None, "--otel-endpoint", metavar="URL", help="send the same events to this OTLP/HTTP receiver "
+            "(e.g. http://127.0.0.1:4318; /v1/logs is added), after every file is written"),
+        otel_timeout: float = typer.Option(10.0, "--otel-timeout", min=0.1, max=3600, metavar="SECONDS",
+                                           help="the most --otel-endpoint may take, connecting and sending"),
     ) -> None:
         """Score traces against evidence-chain cases: chain coverage, hop recall, path precision,
         answers and attribution, earliest failure, latency and stopping."""
@@ -121,9 +129,11 @@ def register(app: typer.Typer) -> None:
         from hoprag.evaluation.chain_eval import evaluate_chains
         from hoprag.evaluation.chain_scoring import named_measure
         from hoprag.io.traces import read_traces, read_traces_file
+        from hoprag.otel_scores import check_endpoint
         from hoprag.render import comparison_table
 
         pool = scoring_executor(executor, workers)  # a missing ray extra stops before any file is read
+        logs_url = None if otel_endpoint is None else check_endpoint(otel_endpoint)  # a bad URL stops here, too
         for name in measures:  # an unknown -m name stops before any file is read, too
             named_measure(name)
         judge = TokenContainmentJudge()
@@ -145,6 +155,11 @@ def register(app: typer.Typer) -> None:
         failures = payload.get("failures") or {}
         if failures:
             out.print("earliest failures: " + ", ".join(f"{k}={v}" for k, v in failures.items() if v))
+        if payload.get("not_assessable"):
+            from hoprag.evaluation.failures import not_assessable_note
+
+            out.print(not_assessable_note(payload["not_assessable"]))
+        print_slices(payload.get("groups") or {}, payload["config"]["ks"])
         print_label_summary(labels, cases_file, corpus)
         print_judge_meta(metric_meta)
         write_json(json_out, payload)
@@ -153,6 +168,7 @@ def register(app: typer.Typer) -> None:
 
             write_html(html_out, payload, title=f"evaluation of {traces_file.name}", cases=cases, traces=report.traces)
             out.print(f"wrote {html_out}")
+        emit_scores(payload, report.traces, otel_out, logs_url, otel_timeout, written=[json_out, html_out])
         report_trace_problems(report, strict=strict, excluded=len(excluded))
 
     @app.command("ablate")
@@ -312,6 +328,38 @@ def cases_and_labels(cases_file: Path, corpus: Optional[Path], span_match: str =
     documents = load_documents(corpus)
     labels = verify_labels(cases, documents, span_match=span_match, problems=problems)
     return cases, labels, {d.id for d in documents}
+
+
+def print_slices(groups: dict[str, dict[str, Any]], ks: list[int]) -> None:
+    """Chain coverage (and answer F1 where scored) by hop count and by answer kind, where a set has more
+    than one; --json holds every measure of every slice under 'groups'."""
+    k = 5 if 5 in ks else ks[0]
+    for key, label in (("chain_hops", "by chain hops"), ("answer_kind", "by answer kind")):
+        slices = groups.get(key) or {}
+        if len(slices) < 2:
+            continue
+        out.print(f"{label}:")
+        for name, agg in slices.items():
+            f1 = agg.get("answer_f1")
+            out.print(f"  {name:14} n={agg.get('cases'):<5} chain_coverage@{k} {_f(agg.get(f'chain_coverage@{k}'))}"
+                      + (f"  answer_f1 {_f(f1)}" if f1 is not None else ""))
+
+
+def emit_scores(payload: dict[str, Any], traces: Any, otel_out: Optional[Path], logs_url: Optional[str],
+                timeout: float, written: list[Optional[Path]]) -> None:
+    """``--otel-out`` / ``--otel-endpoint`` (:mod:`hoprag.otel_scores`): the file first, the endpoint last."""
+    if otel_out is None and logs_url is None:
+        return
+    from hoprag.otel_scores import ScoreEvents, send_otlp, write_otlp_file
+
+    events = ScoreEvents.of(payload, traces)
+    if otel_out is not None:
+        write_otlp_file(otel_out, events.requests)
+        out.print(f"wrote {events.summary()} → {otel_out}", soft_wrap=True)
+    if logs_url is not None:
+        files = ", ".join(str(p) for p in (*written, otel_out) if p is not None)
+        send_otlp(logs_url, events.requests, timeout=timeout, written=f"the results are in {files}" if files else "")
+        out.print(f"sent {events.summary()} → {logs_url}", soft_wrap=True)
 
 
 def print_judge_meta(metric_meta: dict[str, dict[str, Any]]) -> None:

@@ -11,7 +11,9 @@ Its aggregate holds ``chain_coverage@k``, ``hop1_recall@k``, ``answer_em``, ``an
   ``sp_f1`` (:mod:`hoprag.evaluation.support`);
 - with ``oracle_traces`` (an oracle-hop run of the same cases): ``cond_hop{L}_recall@k`` per case
   and in the aggregate, and ``gap_hop{L}_recall@k = cond - free`` (positive = an upstream defect);
-- the earliest failure per case and the counts per class (:mod:`hoprag.evaluation.failures`);
+- the earliest failure per case and the counts per class (:mod:`hoprag.evaluation.failures`); the
+  classes whose trace fields the set lacks (no bridge state, no citations) are not counted but
+  listed under ``not_assessable``;
 - trace profiles and their summary (:mod:`hoprag.evaluation.stopping`);
 - aggregates by question type and by template; uncertain-label cases counted and listed;
 - every exclusion (unknown case ids, duplicate traces, unreadable trace lines) with a reason;
@@ -54,7 +56,7 @@ from hoprag.evaluation.chain_scoring import (
     score_batch,
     scored_measures,
 )
-from hoprag.evaluation.failures import failure_counts
+from hoprag.evaluation.failures import failure_counts, missing_fields, not_assessable
 from hoprag.evaluation.label_match import check_traces_meet_labels
 from hoprag.evaluation.graph import check_cases
 from hoprag.evaluation.measures.cases import Measure
@@ -86,6 +88,8 @@ class ChainReport:
     traces: dict[str, Trace] = field(default_factory=dict, repr=False)
     unknown_case_ids: tuple[str, ...] = ()
     duplicate_case_ids: tuple[str, ...] = ()
+    #: failure classes the traces lack the fields for, each with those fields (not counted)
+    not_assessable: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def has_trace_problems(self) -> bool:
@@ -115,6 +119,7 @@ class ChainReport:
             "cases": [dict(r) for r in self.cases],
             "config": dict(self.config),
             "failures": dict(self.failures),
+            "not_assessable": {name: list(fields) for name, fields in self.not_assessable.items()},
             "stopping": dict(self.stopping),
             "groups": self.groups,
             "exclusions": list(self.exclusions),
@@ -214,8 +219,9 @@ def _evaluate_chains(
     by_case = _last_by_case(traces, known)
     oracle = _last_by_case(oracle_traces, known) if oracle_traces is not None else None
 
+    missing = missing_fields(by_case.values())  # classes the traces carry no fields for are not assessed
     scoring = ChainScoring(ks, judge, corpus_ids=None if corpus_ids is None else frozenset(corpus_ids), context_k=context_k,
-                           measures=chosen, extra=tuple(extra_measures))
+                           measures=chosen, extra=tuple(extra_measures), missing=missing)
     workers = executor.workers or os.cpu_count() or 1
     if isinstance(executor, ProcessExecutor):  # a fork costs more than scoring a few hundred cases
         workers = max(1, min(executor.workers or available_cores(), len(cases) // CASES_PER_PROCESS))
@@ -253,14 +259,14 @@ def _evaluate_chains(
     if label_report is not None:
         config["labels_checked"] = {"documents": label_report.documents, "span_match": label_report.span_match}
     config["metric_config_hash"] = hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
-    groups = {key: _group(rows, key, agg_measures) for key in ("question_type", "template", "dataset")}
+    groups = {key: _group(rows, key, agg_measures) for key in GROUP_KEYS}
     stopping = summarize_profiles(profiles)
     stopping["uncertain_case_ids"] = [c.case_id for c in cases if c.uncertain]
     return ChainReport(
         aggregate=aggregate,
         cases=rows,
         config=config,
-        failures=failure_counts(diagnoses),
+        failures=failure_counts(diagnoses, unassessed=not_assessable(missing)),
         stopping=stopping,
         groups=groups,
         exclusions=excluded,
@@ -268,6 +274,7 @@ def _evaluate_chains(
         traces=by_case,
         unknown_case_ids=tuple(dict.fromkeys(unknown_ids)),
         duplicate_case_ids=tuple(dict.fromkeys(duplicate_ids)),
+        not_assessable=not_assessable(missing),
     )
 
 
@@ -292,6 +299,11 @@ def _drop_broken_labels(
         exclusions.append({"case_id": case_id, "reason": f"label errors, not scored: {kinds}",
                            "problems": [p.to_dict() for p in errors]})
     return [c for c in cases if c.case_id not in bad], [t for t in traces if t.case_id not in bad], exclusions
+
+
+#: the slices a report is broken down by: the case's type, template and dataset, its hop count (the
+#: shortest valid chain, 'chain_hops'; 'hops' is the trace's measure) and the kind of answer its question asks for
+GROUP_KEYS = ("question_type", "template", "dataset", "chain_hops", "answer_kind")
 
 
 def _group(rows: list[dict[str, Any]], key: str, measures: Sequence[Measure]) -> dict[str, dict[str, Any]]:

@@ -155,6 +155,8 @@ class ChainScoring:
     #: the measures to score (:func:`scored_measures`; default: :func:`chain_measures`), and names added
     measures: tuple[Measure | str, ...] | None = None
     extra: tuple[str, ...] = ()
+    #: the fields the trace set lacks (:func:`hoprag.evaluation.failures.missing_fields`)
+    missing: frozenset[str] = frozenset()
 
     def __call__(self) -> ScoringState:
         return ScoringState(self, tuple(scored_measures(self.ks, self.judge, self.measures, self.extra)))
@@ -176,7 +178,10 @@ def score_batch(scorer: ScoringState, batch: CaseBatch) -> list[ScoredCase]:
         out: list[ScoredCase] = []
         for index, (case, row) in enumerate(zip(batch.cases, rows)):
             trace = batch.traces[index]
-            diagnosis = diagnose(case, trace, corpus_ids=config.corpus_ids, context_k=config.context_k, judge=config.judge)
+            diagnosis = diagnose(case, trace, corpus_ids=config.corpus_ids, context_k=config.context_k, judge=config.judge,
+                                 missing=config.missing)
+            if "citations" in config.missing and "citation_support" in row:
+                row["citation_support"] = None  # nothing cites: not applicable, never a 0 for "no citation"
             row.update(template=case.split_keys.template, uncertain=case.uncertain)
             row.update(passed=diagnosis.passed, failure=diagnosis.failure, failure_layer=diagnosis.layer,
                        failure_detail=diagnosis.detail)
@@ -211,13 +216,27 @@ def _families(measures: Sequence[Measure]) -> list[Family]:
     return out
 
 
+def hop_count(case: Case) -> int | None:
+    """Facts in the case's shortest valid chain (MuSiQue's '3hop1' is 3); None for a case without chains."""
+    return min((len(chain) for chain in case.valid_chains), default=None)
+
+
+def answer_kind(case: Case) -> str:
+    """The kind of answer the question asks for (person, date, place, number, yes/no, ...), read from the
+    question as the offline answerer reads it; ``explanatory`` for an explanatory case."""
+    from hoprag.pipeline.answer_types import question_kind
+
+    return "explanatory" if case.answer_type == "explanatory" else question_kind(case.query)
+
+
 def measure_rows(cases: Sequence[Case], traces: Sequence[Trace | None],
                  measures: Sequence[Measure]) -> list[dict[str, Any]]:
     """One row per case (its trace, or ``None``): ids, every measure's value, stop reason, missing."""
     plan = _families(measures)
     rows = []
     for case, trace in zip(cases, traces):
-        row: dict[str, Any] = {"case_id": case.case_id, "question_type": case.question_type, "dataset": case.dataset}
+        row: dict[str, Any] = {"case_id": case.case_id, "question_type": case.question_type, "dataset": case.dataset,
+                               "chain_hops": hop_count(case), "answer_kind": answer_kind(case)}
         for measure, names, ks in plan:
             if ks is None:
                 row[names[0]] = measure.compute(case, trace)

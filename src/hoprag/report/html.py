@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hoprag.datasets.schema import Case
-from hoprag.evaluation.failures import EXTRA_CLASSES, FAILURE_CLASSES
+from hoprag.evaluation.failures import EXTRA_CLASSES, FAILURE_CLASSES, not_assessable_note
 from hoprag.records import Trace
 
 _CSS = """
@@ -129,9 +129,14 @@ def render_html(
     failures = payload.get("failures", {})
     failed = failures.get("failed", 0) or 0
     parts.append(f"<h2>Earliest failure ({failed} failing of {failed + (failures.get('passed') or 0)} cases)</h2>")
+    unassessed = payload.get("not_assessable") or {}
     for name in FAILURE_CLASSES + EXTRA_CLASSES:
+        if name in unassessed:
+            continue
         count = failures.get(name, 0)
         parts.append(_bar(name.replace("_", " "), float(count), scale=float(max(failed, 1)), cls="f", text=str(count)))
+    if unassessed:
+        parts.append(f'<p class="muted">{escape(not_assessable_note(unassessed))}</p>')
 
     rows = payload.get("cases", [])
     latencies = [float(r["latency_ms"]) for r in rows if r.get("latency_ms") is not None]
@@ -150,7 +155,7 @@ def render_html(
            ["stop reasons", escape(", ".join(f"{a}: {b}" for a, b in (stopping.get("stop_reasons") or {}).items()))]],
         ["outcome", "count"]))
 
-    for key in ("question_type", "template"):
+    for key in ("question_type", "template", "chain_hops", "answer_kind"):
         groups = (payload.get("groups") or {}).get(key) or {}
         if len(groups) <= 1 and "(none)" in groups:
             continue
