@@ -26,12 +26,23 @@ the first failing stage names the class:
 Two further classes keep the count total: ``missing_trace`` (no trace for the case) and
 ``pipeline_error`` (the trace reports an error and logged no retrieval). By construction every
 failing case gets exactly one class; there is no "unknown".
+
+**Assessable classes.** A class that reads a trace field beyond retrieval and answer declares it
+(:data:`CLASS_NEEDS`): ``wrong_bridge_extraction`` needs the bridge state of follow-up steps
+(``steps[].bridge``), ``unsupported_composition`` and ``citation_failure`` need citations
+(``answer.claims[].citations``). A trace set *lacks* a field when it has the parts the field belongs
+to (follow-up steps; answers) and not one of them carries it (:func:`missing_fields`): a pipeline
+that extracts no bridges or cites nothing, as most traces imported from OpenTelemetry or written by
+:mod:`hoprag.recorder`. For such a set those classes are *not assessable*: no case is put in them
+(a missed later layer is ``hop2_retrieval_miss``; a right answer over a complete chain passes, its
+attribution not judged, and ``citation_support`` is not applicable), and the report names them
+(:func:`not_assessable`). hoprag's own traces carry both fields, so every class is assessed.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from hoprag.datasets.schema import Case
@@ -40,7 +51,7 @@ from hoprag.evaluation.attribution import Judge, attribute, cited_items, claim_r
 from hoprag.evaluation.graph import chain_layers, context_facts, fact_layers, retrieved_items
 from hoprag.evaluation.matching import MISSING_SOURCE_PREFIX, covered_facts
 from hoprag.pipeline.text import fold
-from hoprag.records import Trace
+from hoprag.records import HopStep, Trace
 
 FAILURE_CLASSES = (
     "missing_corpus_fact",
@@ -53,6 +64,67 @@ FAILURE_CLASSES = (
     "citation_failure",
 )
 EXTRA_CLASSES = ("missing_trace", "pipeline_error")
+
+#: the trace fields a class reads besides retrieval and answer (the other classes need only those)
+CLASS_NEEDS: dict[str, tuple[str, ...]] = {
+    "wrong_bridge_extraction": ("bridge state",),
+    "unsupported_composition": ("citations",),
+    "citation_failure": ("citations",),
+}
+
+
+def _follow_up(step: HopStep) -> bool:
+    return bool(step.depends_on) or step.hop > 1
+
+
+def _bridge_parts(trace: Trace) -> list[bool]:
+    """Whether each follow-up step carries bridge state."""
+    return [bool(s.bridge) for s in trace.steps if _follow_up(s)]
+
+
+def _citation_parts(trace: Trace) -> list[bool]:
+    """Whether the answer (if one was given) cites anything."""
+    if trace.answer.abstained or not trace.answer.text.strip():
+        return []
+    return [any(c.citations for c in trace.answer.claims)]
+
+
+#: field -> whether each part of a trace it belongs to carries it
+_FIELDS: dict[str, Callable[[Trace], list[bool]]] = {"bridge state": _bridge_parts, "citations": _citation_parts}
+TRACE_FIELDS = tuple(_FIELDS)
+
+
+def missing_fields(traces: Iterable[Trace | None]) -> frozenset[str]:
+    """The fields of :data:`TRACE_FIELDS` the set lacks: it has parts they belong to (follow-up
+    steps, answers) and none of them carries the field. A set without such parts lacks nothing."""
+    seen: set[str] = set()
+    carried: set[str] = set()
+    for trace in traces:
+        if trace is None:
+            continue
+        for name, parts in _FIELDS.items():
+            if name not in carried:
+                found = parts(trace)
+                seen.update([name] if found else [])
+                carried.update([name] if any(found) else [])
+        if len(carried) == len(_FIELDS):
+            break
+    return frozenset(seen - carried)
+
+
+def not_assessable(missing: Collection[str]) -> dict[str, list[str]]:
+    """The classes a set lacking ``missing`` cannot assess, each with the fields it lacks."""
+    return {name: [f for f in needs if f in missing] for name, needs in CLASS_NEEDS.items()
+            if any(f in missing for f in needs)}
+
+
+def not_assessable_note(classes: Mapping[str, Collection[str]]) -> str:
+    """``not assessable: wrong_bridge_extraction (traces carry no bridge state); ...`` or ``""``."""
+    by_field: dict[str, list[str]] = {}
+    for name, fields in classes.items():
+        by_field.setdefault(" or ".join(fields), []).append(name)
+    parts = [f"{', '.join(names)} (traces carry no {field})" for field, names in by_field.items()]
+    return "not assessable: " + "; ".join(parts) if parts else ""
 
 
 @dataclass(frozen=True)
@@ -96,7 +168,7 @@ def _bridge_tried(case: Case, trace: Trace, chain: list[str], layer: int, layers
         for e in case.edges
         if e.bridge_value and e.to_fact in members and layers.get(e.to_fact) == layer and e.from_fact in members
     }
-    follow_ups = [s for s in trace.steps if s.depends_on or s.hop > 1]
+    follow_ups = [s for s in trace.steps if _follow_up(s)]
     if not values or not follow_ups:
         return None
     for step in follow_ups:
@@ -114,8 +186,12 @@ def diagnose(
     context_k: int | None = None,
     judge: Judge | None = None,
     explanatory_pass: float = 0.6,
+    missing: Collection[str] = (),
 ) -> Diagnosis:
-    """The earliest failure of one case (see the module doc); ``passed`` when there is none."""
+    """The earliest failure of one case (see the module doc); ``passed`` when there is none.
+
+    ``missing``: the fields the trace set lacks (:func:`missing_fields`); the classes needing them
+    are not assessed. Empty (a single trace judged on its own): every class is assessed."""
     cid = case.case_id
     if trace is None:
         return Diagnosis(cid, False, "missing_trace", detail="no trace for this case")
@@ -131,11 +207,14 @@ def diagnose(
         context = context_facts(case, trace, context_k)
         chain_ok = any(set(c) <= context for c in present)
         if not chain_ok:
-            return _retrieval_failure(case, trace, present)
+            return _retrieval_failure(case, trace, present, bridges="bridge state" not in missing)
     ok, why = _answer_ok(case, trace, explanatory_pass)
+    cites = "citations" not in missing
+    if ok and not cites:
+        return Diagnosis(cid, True, None, detail="attribution not assessed: the traces carry no citations")
     attribution = attribute(case, trace, judge)
     cited_chain: bool | None = None
-    if chains and attribution.cited_chunks:
+    if cites and chains and attribution.cited_chunks:
         cited = covered_facts(case, cited_items(trace, attribution))
         cited_chain = any(set(c) <= cited for c in chains)
     if not ok:
@@ -152,7 +231,7 @@ def diagnose(
     return Diagnosis(cid, True, None)
 
 
-def _retrieval_failure(case: Case, trace: Trace, chains: list[list[str]]) -> Diagnosis:
+def _retrieval_failure(case: Case, trace: Trace, chains: list[list[str]], *, bridges: bool = True) -> Diagnosis:
     cid = case.case_id
     layers = fact_layers(case)
     found = covered_facts(case, retrieved_items(trace))
@@ -166,6 +245,9 @@ def _retrieval_failure(case: Case, trace: Trace, chains: list[list[str]]) -> Dia
     best_layer = max(p[0] for p in progress)
     if best_layer == 1:
         return Diagnosis(cid, False, "hop1_retrieval_miss", layer=1, detail="no chain's layer-1 facts were retrieved")
+    if not bridges:
+        return Diagnosis(cid, False, "hop2_retrieval_miss", layer=best_layer, detail=(
+            f"layer-{best_layer} facts not retrieved (bridge extraction not assessable: the traces carry no bridge state)"))
     candidates = [chain for layer, chain in progress if layer == best_layer]
     tried = [_bridge_tried(case, trace, chain, best_layer, layers) for chain in candidates]
     if tried and all(t is False for t in tried):
@@ -175,11 +257,12 @@ def _retrieval_failure(case: Case, trace: Trace, chains: list[list[str]]) -> Dia
     return Diagnosis(cid, False, "hop2_retrieval_miss", layer=best_layer, detail=f"layer-{best_layer} facts not retrieved")
 
 
-def failure_counts(diagnoses: Iterable[Diagnosis]) -> dict[str, int]:
-    """Counts per class (every class listed, zeros included) plus ``passed`` and ``failed``."""
+def failure_counts(diagnoses: Iterable[Diagnosis], *, unassessed: Collection[str] = ()) -> dict[str, int]:
+    """Counts per class (every assessed class listed, zeros included; the ``unassessed`` ones left
+    out, as no case can be in them) plus ``passed`` and ``failed``."""
     diagnoses = list(diagnoses)
     counts = Counter(d.failure for d in diagnoses if not d.passed)
-    out = {name: counts.get(name, 0) for name in FAILURE_CLASSES + EXTRA_CLASSES}
+    out = {name: counts.get(name, 0) for name in FAILURE_CLASSES + EXTRA_CLASSES if name not in unassessed}
     out["passed"] = sum(1 for d in diagnoses if d.passed)
     out["failed"] = len(diagnoses) - out["passed"]
     return out
