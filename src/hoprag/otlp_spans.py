@@ -3,10 +3,12 @@
 Input is the ``resourceSpans → scopeSpans → spans`` shape the OTLP file and JSON exporters write:
 one export request per line (read one line at a time, so memory does not grow with the file), or
 one whole document (read whole: write one request per line for large files). Ids may be hex (OTLP
-JSON) or base64 (protobuf's JSON mapping). Of each span only the attributes the trace import reads
-are kept (:func:`kept`), so 100,000 spans of a framework that records every step take tens of
-megabytes, not the file's size. The console exporter's output (one pretty-printed span after another)
-is named as such, with the fix.
+JSON) or base64 (protobuf's JSON mapping). A protobuf file (one request, or the Collector's
+length-prefixed stream) is told apart by its first bytes and read span by span by
+:mod:`hoprag.otlp_protobuf`, which hands each span on in the JSON mapping read here. Of each span
+only the attributes the trace import reads are kept (:func:`kept`), so 100,000 spans of a framework
+that records every step take tens of megabytes, not the file's size. The console exporter's output
+(one pretty-printed span after another) is named as such, with the fix.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from hoprag.files import open_text, read_text
 from hoprag.finite_numbers import NumberError, refusal
 from hoprag.finite_numbers import loads as finite_loads  # json.loads under the number rule
 from hoprag.jsonl import iter_jsonl_dicts, parse_json
+from hoprag.otlp_protobuf import iter_protobuf_spans, otlp_format
 
 __all__ = ["KIND", "SHAPE_FIX", "WHAT", "OtelSpan", "iter_otlp_spans", "kept"]
 
@@ -77,6 +80,15 @@ def iter_otlp_spans(path: str | Path, *, extra: frozenset[str] = frozenset()) ->
     """Every span of an OTLP JSON file, in file order (see the module docstring)."""
     path = Path(path)
     source = str(path)
+    form = otlp_format(path, WHAT)
+    if form != "json":  # protobuf spans arrive in the JSON mapping, so one reader makes every span record
+        count = 0
+        for service, raw in iter_protobuf_spans(path, lambda key: kept(key, extra), delimited=form == "delimited"):
+            count += 1
+            yield _span(raw, service, source, None, extra)
+        if not count:
+            raise InputError("holds no spans", source=source, fix=SHAPE_FIX)
+        return
     with open_text(path, WHAT) as lines:
         first = next((line for line in lines if line.strip()), "")
         if not first:
@@ -147,7 +159,7 @@ def _request_spans(request: Any, source: str, line: int, extra: frozenset[str]) 
                 yield _span(raw, service, source, line, extra)
 
 
-def _span(raw: dict[str, Any], service: str, source: str, line: int, extra: frozenset[str]) -> OtelSpan:
+def _span(raw: dict[str, Any], service: str, source: str, line: int | None, extra: frozenset[str]) -> OtelSpan:
     trace_id = _first(raw, "traceId", "trace_id")
     span_id = _first(raw, "spanId", "span_id")
     if not trace_id or not span_id:
