@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.console import Console
 
 from hoprag.commands import EMBEDDER_NAMES, EXECUTOR_OPT, WORKERS_OPT
 from hoprag.validation_messages import check_choice
+
+if TYPE_CHECKING:
+    from hoprag.gates.index_delta import IndexChangeGate
 
 out = Console()
 
@@ -24,7 +27,15 @@ def register(app: typer.Typer) -> None:
             None, "--out", metavar="DIR|URL",
             help="where the index goes: a directory, or PostgreSQL as postgresql://USER@HOST/DB?index=NAME"),
         store: Optional[str] = typer.Option(
-            None, "--store", hidden=True, help="the last release's spelling of --out postgresql://…"),
+            None, "--store", metavar="URL",
+            help="run store for the gates' run (postgresql://… or a SQLite path; default $HOPRAG_STORE or "
+                 ".hoprag/hoprag.db): with --thresholds, or alone to record the checks without a verdict. "
+                 "(Without --out and --thresholds, a postgresql:// URL is the last release's spelling of --out.)"),
+        thresholds: Optional[Path] = typer.Option(
+            None, "--thresholds", metavar="FILE",
+            help="gate the documents this build indexes (with --update: the added and replaced ones) on the ingest "
+                 "and chunk rules of FILE before the index is written; a blocking failure leaves the index as it "
+                 "was and exits 1. The checks are recorded as a run in --store"),
         chunk_size: int = typer.Option(1200, "--chunk-size", min=50, help="maximum characters per chunk (≥ 50)"),
         overlap: int = typer.Option(150, "--overlap", min=0, help="characters of trailing sentences repeated in the next chunk (< --chunk-size)"),
         chunking: str = typer.Option(
@@ -63,9 +74,9 @@ def register(app: typer.Typer) -> None:
 
         from hoprag.errors import ConfigError
 
-        out_dir, store = _target(out_dir, store)
+        out_dir, store, run_store = _target(out_dir, store, thresholds)
         if update or delete_file is not None:
-            _update(ctx, corpora or [], out_dir, store, delete_file, executor, workers, quiet)
+            _update(ctx, corpora or [], out_dir, store, delete_file, executor, workers, quiet, run_store, thresholds)
             return
         if not corpora:
             raise ConfigError("no corpus was given. Fix: `hoprag index CORPUS --out DIR` (a .jsonl/.json file or a folder)")
@@ -100,14 +111,25 @@ def register(app: typer.Typer) -> None:
             graph=graph,
             fold_accents=fold_accents,
         )
-        with staged_progress("index", quiet=quiet) as progress:
-            if store is not None:
-                from hoprag.index.pg_build import build_pg_index
-                from hoprag.index.pg_schema import display_url
+        from hoprag.gates.index_delta import index_change_gate
 
-                manifest, where = build_pg_index(documents, store, config, progress=progress), display_url(store)
-            else:
-                manifest, where = build_index(documents, out_dir, config, progress=progress, executor=pool), str(out_dir)
+        with index_change_gate(run_store, thresholds, kind="index-build", chunk_config=config.chunk,
+                               config={"action": "build"}, target=str(store or out_dir)) as gate:
+            if gate is not None:  # the gate reads every document before the build: held in memory once
+                documents = list(documents)
+                gate.check(documents)
+            with staged_progress("index", quiet=quiet) as progress:
+                if store is not None:
+                    from hoprag.index.pg_build import build_pg_index
+                    from hoprag.index.pg_schema import display_url
+
+                    manifest, where = build_pg_index(documents, store, config, progress=progress), display_url(store)
+                else:
+                    manifest, where = build_index(documents, out_dir, config, progress=progress, executor=pool), str(out_dir)
+            if gate is not None:
+                gate.record(None, manifest.artifact_id, {"documents": manifest.document_count,
+                                                         "chunks": manifest.chunk_count,
+                                                         "corpus_hash": manifest.corpus_hash})
         vectors = f", {manifest.dense.dim}-d {manifest.dense.embedder} vectors" if manifest.dense else ""
         graph_ann = getattr(manifest.dense, "ann", None)
         if graph_ann is not None:
@@ -121,6 +143,7 @@ def register(app: typer.Typer) -> None:
             f"indexed {manifest.document_count} documents as {manifest.chunk_count} chunks{vectors} → {where} "
             f"(artifact {manifest.artifact_id}, config {manifest.config_hash})"
         )
+        _gate_lines(gate)
 
 
 #: build options an update keeps from the index, and where its config records each
@@ -130,7 +153,8 @@ _KEPT = {"chunk_size": ("chunk", "max_chars"), "overlap": ("chunk", "overlap_cha
 
 
 def _update(ctx: typer.Context, corpora: list[Path], out_dir: Optional[Path], store: Optional[str],
-            delete_file: Optional[Path], executor: str, workers: Optional[int], quiet: bool) -> None:
+            delete_file: Optional[Path], executor: str, workers: Optional[int], quiet: bool,
+            run_store: Optional[str], thresholds: Optional[Path]) -> None:
     """``--update``: one call into :func:`hoprag.index.update.update_index`."""
     from hoprag.errors import ConfigError
     from hoprag.executors import parse_executor
@@ -170,10 +194,18 @@ def _update(ctx: typer.Context, corpora: list[Path], out_dir: Optional[Path], st
                           "dense vectors. Fix: drop them")
     deletes = read_delete_ids(delete_file) if delete_file is not None else []
     documents = iter_corpora(corpora) if corpora else iter(())
-    with staged_progress("update", quiet=quiet) as progress:
-        result = update_index(out_dir, documents, deletes, progress=progress, executor=pool,
-                              delete_source=str(delete_file) if delete_file else "--delete")
-    plan, manifest = result.plan, result.manifest
+    from hoprag.gates.index_delta import index_change_gate
+
+    with index_change_gate(run_store, thresholds, kind="index-update", chunk_config=config.chunk,
+                           config={"action": "update"}, target=str(out_dir)) as gate:
+        with staged_progress("update", quiet=quiet) as progress:
+            result = update_index(out_dir, documents, deletes, progress=progress, executor=pool,
+                                  delete_source=str(delete_file) if delete_file else "--delete",
+                                  check=gate.check if gate is not None else None)
+        plan, manifest = result.plan, result.manifest
+        if gate is not None and result.changed:
+            gate.record(manifest.updates[-1].previous_artifact_id, manifest.artifact_id,
+                        {"update": manifest.updates[-1].model_dump(), "corpus_hash": manifest.corpus_hash})
     counts = (f"{plan.added} added, {len(plan.replaced)} replaced, {len(plan.deleted)} deleted, "
               f"{plan.unchanged} unchanged")
     if not result.changed:
@@ -184,23 +216,31 @@ def _update(ctx: typer.Context, corpora: list[Path], out_dir: Optional[Path], st
     out.print(f"updated{method}: {counts} → {out_dir} now {manifest.document_count} documents as "
               f"{manifest.chunk_count} chunks in {how.seconds:.2f} s (artifact {manifest.artifact_id}, "
               f"corpus {manifest.corpus_hash[:12]})")
+    _gate_lines(gate)
 
 
-def _target(out: str | None, old_store: str | None) -> tuple[Path | None, str | None]:
-    """(a local index directory, a PostgreSQL URL) from ``--out`` (either one), or the last release's
-    ``--store URL`` (said once)."""
-    from hoprag.errors import ConfigError
+def _gate_lines(gate: IndexChangeGate | None) -> None:
+    """What the gates said of a change that went through (nothing without --thresholds or --store)."""
+    from rich.markup import escape
+
+    for line in gate.summary() if gate is not None else ():
+        out.print(escape(line).replace("warning:", "[yellow]warning:[/]", 1))
+
+
+def _target(out: str | None, store: str | None,
+            thresholds: Path | None) -> tuple[Path | None, str | None, str | None]:
+    """(a local index directory, a PostgreSQL URL, the run store) from ``--out`` (either one) and
+    ``--store`` — the run store, except the last release's ``--store postgresql://…`` for the index
+    itself, without --out or --thresholds (said once)."""
     from hoprag.index.pg_schema import is_pg_url
 
-    if old_store is not None:
-        from rich.console import Console
+    if store is None or out is not None or thresholds is not None or not is_pg_url(store):
+        if out is not None and is_pg_url(out):
+            return None, out, store
+        return (Path(out) if out is not None else None), None, store
+    from rich.console import Console
 
-        Console(stderr=True).print("[yellow]note:[/] `hoprag index --store postgresql://…` is now `--out "
-                                   "postgresql://…` (--store is the run store everywhere); the old flag works until "
-                                   "the next release")
-        if out is not None:
-            raise ConfigError("give --out DIR or --store postgresql://…, not both: an index is built in one place")
-        return None, old_store
-    if out is not None and is_pg_url(out):
-        return None, out
-    return (Path(out) if out is not None else None), None
+    Console(stderr=True).print("[yellow]note:[/] `hoprag index --store postgresql://…` is now `--out "
+                               "postgresql://…` (--store is the run store everywhere); the old flag works until "
+                               "the next release")
+    return None, store, None
