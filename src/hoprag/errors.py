@@ -54,3 +54,7 @@ class IndexLoadError(HopragError):
 
 class ConfigError(HopragError):
     """A configuration value is invalid."""
+
+
+class ExportError(HopragError):
+    """Results could not be delivered to a receiver the user named (an OTLP endpoint); files are already written."""

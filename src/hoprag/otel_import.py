@@ -24,8 +24,10 @@ parent span per question leaves each call its own trace). In each trace
   matched to the cases' queries. With ``cases`` given, only their ids count.
 
 With a resolver (:mod:`hoprag.document_resolution`, ``--corpus`` / ``--index``) recorded document ids
-become corpus ids. Traces without a retrieval or LLM span are skipped and counted; a trace naming no
-case is refused, naming it, or with ``lenient`` skipped and counted. What is written passes the
+become corpus ids. The trace keeps where it came from (``plan.otel_trace_id`` / ``otel_span_id``: the
+root span's), so ``hoprag eval --otel-out`` attaches its scores there (:mod:`hoprag.otel_scores`).
+Traces without a retrieval or LLM span are skipped and counted; a trace naming no case is refused,
+naming it, or with ``lenient`` skipped and counted. What is written passes the
 redaction boundary (:mod:`hoprag.security.boundary`) like the traces of ``hoprag run``.
 """
 
@@ -173,7 +175,8 @@ def _trace(trace_id: str, spans: list[OtelSpan], case_attrs: Sequence[str], run_
                  stop_reason=str((own.attributes.get("hoprag.stop_reason") if own else "")
                                  or ("answered" if answer else "no_answer")),
                  usage=usage, engine=f"otel:{root.service or 'unknown'}",
-                 latency_ms=(max(s.end_ns for s in spans) - start) / 1e6, plan={"otel_trace_id": trace_id},
+                 latency_ms=(max(s.end_ns for s in spans) - start) / 1e6,
+                 plan={"otel_trace_id": root.trace_id or trace_id, "otel_span_id": root.span_id},
                  warnings=tuple(warnings), config_hash=str(own.attributes.get("hoprag.config_hash") or "") if own else "",
                  redaction_shifts=shifts_from(own.attributes.get(SHIFTS)) if own else {})
 

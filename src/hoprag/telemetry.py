@@ -14,8 +14,9 @@ selected evidence, claims and bridge states). Every text is redacted before it b
 too) that notes when the plan was made, each hop started, the judge decided and the first token of
 the answer came (span events on the question's span) and records the spans once ``AnswerReady``
 brings the trace. ``hoprag ask`` and the service pass it to the engine; :func:`traced_engine` does
-for a batch run (``hoprag run``). The service adds a span per HTTP request
-(:mod:`hoprag.service.request_spans`).
+for a batch run (``hoprag run``), whose traces then name their question's span (``plan.otel_trace_id``
+/ ``otel_span_id``) so ``hoprag eval --otel-out`` attaches scores to it. The service adds a span per
+HTTP request (:mod:`hoprag.service.request_spans`).
 
 Spans are recorded only when tracing is on: ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or
 ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) is set, whose exporter then reads the standard ``OTEL_*``
@@ -103,8 +104,15 @@ class _TracedEngine:
         from hoprag.pipeline.events import fan_out
 
         spans = listener(self._model, {"hoprag.run_id": run_id})
-        return self._engine.answer(question, case_id=case_id, run_id=run_id, on_event=fan_out(on_event, spans),
-                                   tokens=tokens)
+        trace = self._engine.answer(question, case_id=case_id, run_id=run_id, on_event=fan_out(on_event, spans),
+                                    tokens=tokens)
+        ids = getattr(spans, "ids", None)
+        if ids is None:
+            return trace
+        # the traces file says which spans the answer left, so eval --otel-out attaches its scores there
+        from dataclasses import replace
+
+        return replace(trace, plan={**trace.plan, "otel_trace_id": ids[0], "otel_span_id": ids[1]})
 
 
 @dataclass(frozen=True)
@@ -137,12 +145,13 @@ class _SpanEvents:
         self.attributes = attributes
         self.seen: list[tuple[int, EngineEvent]] = []
         self.first_token = False
+        self.ids: tuple[str, str] | None = None
 
     def __call__(self, event: EngineEvent) -> None:
         from hoprag.pipeline.events import AnswerReady, HopStarted, JudgeDecided, PlanMade, Token
 
         if isinstance(event, AnswerReady):
-            record_trace(event.trace, model=self.model, attributes=self.attributes, events=self.seen)
+            self.ids = record_trace(event.trace, model=self.model, attributes=self.attributes, events=self.seen)
         elif isinstance(event, (PlanMade, HopStarted, JudgeDecided)) or (isinstance(event, Token) and not self.first_token):
             self.first_token = self.first_token or isinstance(event, Token)
             self.seen.append((time.time_ns(), event))
@@ -176,12 +185,14 @@ def _redact(text: str) -> str:
 
 
 def record_trace(trace: Trace, *, model: str = "offline", operation: str = "hoprag.answer",
-                 attributes: dict[str, Any] | None = None, events: Sequence[tuple[int, EngineEvent]] = ()) -> None:
+                 attributes: dict[str, Any] | None = None,
+                 events: Sequence[tuple[int, EngineEvent]] = ()) -> tuple[str, str] | None:
     """Spans for ``trace``, ending now (see the module docstring); nothing when tracing is off.
-    ``events`` (when each happened, in ns since the epoch) become span events of the question's span."""
+    ``events`` (when each happened, in ns since the epoch) become span events of the question's span.
+    Returns the question's span's trace id and span id (hex), or None when nothing was recorded."""
     tracer = _get_tracer()
     if tracer is None:
-        return
+        return None
     from opentelemetry import trace as otel
 
     from hoprag.otel_round_trip import (CLAIMS, EVIDENCE, SHIFTS, claims_json, evidence_json, output_messages_json,
@@ -227,6 +238,10 @@ def record_trace(trace: Trace, *, model: str = "offline", operation: str = "hopr
         offset += int(ms * 1e6)
         span.end(end_time=offset)
     root.end(end_time=end)
+    context_of = root.get_span_context()
+    if not context_of.is_valid:  # a no-op tracer's span
+        return None
+    return otel.format_trace_id(context_of.trace_id), otel.format_span_id(context_of.span_id)
 
 
 def _hop_spans(tracer: Any, context: Any, trace: Trace, start: int) -> None:

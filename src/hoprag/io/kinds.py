@@ -21,6 +21,7 @@ __all__ = [
     "JSON_DOCUMENT",
     "KINDS",
     "MARKDOWN_REPORT",
+    "OTLP_JSON",
     "TRACES_JSONL",
     "TREC_QRELS",
     "TREC_RUN",
@@ -137,11 +138,14 @@ JSON_DOCUMENT = OutputKind(
 TREC_QRELS = OutputKind("TREC qrels file", lambda head: _lines_match(head, _QRELS_LINE))
 TREC_RUN = OutputKind("TREC run file", lambda head: _lines_match(head, _RUN_LINE))
 HTML_REPORT = OutputKind("HTML page", _is_html)
+#: OpenTelemetry records in the OTLP JSON encoding, one export request per line (``eval --otel-out``)
+OTLP_JSON = OutputKind("file of OTLP JSON records", lambda head: head.lstrip().startswith(
+    ('{"resourceLogs"', '{"resourceSpans"', '{"resourceMetrics"')))
 MARKDOWN_REPORT = OutputKind("Markdown text", _is_markdown)
 
 #: most specific first: the first that matches names what a file looks like
-KINDS = (TRACES_JSONL, CASES_JSONL, CORPUS_JSONL, RECORDS_JSONL, ANY_JSONL, JSON_DOCUMENT, TREC_RUN, TREC_QRELS,
-         HTML_REPORT, MARKDOWN_REPORT)
+KINDS = (TRACES_JSONL, CASES_JSONL, CORPUS_JSONL, OTLP_JSON, RECORDS_JSONL, ANY_JSONL, JSON_DOCUMENT, TREC_RUN,
+         TREC_QRELS, HTML_REPORT, MARKDOWN_REPORT)
 
 
 def describe(head: str) -> str:

@@ -18,15 +18,16 @@ _FIX = ("give it as http://HOST:PORT/v1, e.g. --base-url http://127.0.0.1:8080/v
         "(an IPv6 host goes in brackets: http://[::1]:8080/v1)")
 
 
-def check_base_url(url: str, *, flag: str = "--base-url") -> str:
-    """``url`` stripped, when it is an http(s) URL with a host and a valid port; else a ConfigError."""
+def check_base_url(url: str, *, flag: str = "--base-url", fix: str = _FIX) -> str:
+    """``url`` stripped, when it is an http(s) URL with a host and a valid port; else a ConfigError
+    (``fix``: how to write it, for another flag than ``--base-url``)."""
     from hoprag.security.boundary import shown  # a password in the URL is never echoed
     from hoprag.validation_messages import quote
 
     text = url.strip() if isinstance(url, str) else ""
 
     def refuse(why: str) -> ConfigError:
-        return ConfigError(f"{flag} {quote(shown(text, 'url'), 120)} {why}. Fix: {_FIX}")
+        return ConfigError(f"{flag} {quote(shown(text, 'url'), 120)} {why}. Fix: {fix}")
 
     if not text:
         raise refuse("is empty")
