@@ -29,7 +29,7 @@ LAYERS: list[set[str]] = [
     {"llm"},
     {"pipeline"},
     {"datasets", "otlp_spans", "otel_span_text", "otel_trace_groups", "otel_round_trip", "document_resolution"},
-    {"evaluation", "otel_import", "otel_sources", "telemetry", "report"},
+    {"evaluation", "otel_import", "otel_sources", "otel_scores", "telemetry", "report"},
     {"store", "gates"},
     {"service", "demo"},
     {"cli", "cli_boundary", "cli_engine", "cli_io", "cli_llm", "commands"},
