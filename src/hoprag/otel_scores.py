@@ -209,6 +209,11 @@ def check_endpoint(url: str) -> str:
     both are said before anything is scored."""
     logs_url = otlp_logs_url(url)
     to_protobuf({})
+    try:
+        import httpx  # noqa: F401 - what send_otlp posts with
+    except ImportError:
+        raise ConfigError("--otel-endpoint needs httpx, which is not installed. Fix: pip install 'hoprag[otel]', "
+                          "or write the records with --otel-out FILE") from None
     return logs_url
 
 
