@@ -8,12 +8,17 @@ and the answer. The command runs in a child process under ``/usr/bin/time -v``.
 
     python bench/otel_import.py [--traces 20000] [--keep DIR]
 
+With ``opentelemetry-proto`` installed (``hoprag[otel]``) the same requests are also written as OTLP
+protobuf, both ways ``hoprag traces import`` reads it: a length-prefixed stream (the Collector file
+exporter's ``format: proto``) and one serialized request holding every span, and imported alike.
+
 The issue's bar: 100k spans import in <= 200 MB peak memory.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import random
 import re
@@ -83,6 +88,42 @@ def write_spans(path: Path, traces: int, seed: int = 7) -> int:
     return traces * 5
 
 
+def write_protobuf(spans: Path, stream: Path, single: Path) -> bool:
+    """The JSON requests as OTLP protobuf: length-prefixed, and as one request (serialized messages
+    concatenate into their merge, so the requests one after another are one request); False without
+    opentelemetry-proto."""
+    try:
+        from google.protobuf.json_format import ParseDict
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    except ImportError:
+        return False
+    with spans.open(encoding="utf-8") as lines, stream.open("wb") as prefixed, single.open("wb") as whole:
+        for line in lines:
+            request = json.loads(line)
+            for resource in request["resourceSpans"]:
+                for scope in resource["scopeSpans"]:
+                    for span in scope["spans"]:  # the protobuf JSON mapping writes ids as base64
+                        for key in ("traceId", "spanId", "parentSpanId"):
+                            if key in span:
+                                span[key] = base64.b64encode(bytes.fromhex(span[key])).decode("ascii")
+            data = ParseDict(request, ExportTraceServiceRequest()).SerializeToString()
+            prefixed.write(len(data).to_bytes(4, "big") + data)
+            whole.write(data)
+    return True
+
+
+def measure(hoprag: Path, spans: Path, out: Path, label: str, count: int) -> None:
+    """Run the import in a child process under /usr/bin/time -v and print its peak RSS and wall time."""
+    began = time.perf_counter()
+    done = subprocess.run(["/usr/bin/time", "-v", str(hoprag), "traces", "import", str(spans), "--out", str(out)],
+                          capture_output=True, text=True, check=True)
+    wall = time.perf_counter() - began
+    peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr).group(1))
+    print(done.stdout.strip())
+    print(f"{label}: {count} spans, {spans.stat().st_size / 1e6:.0f} MB: peak RSS {peak / 1024:.0f} MiB, "
+          f"{wall:.1f} s wall")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traces", type=int, default=20_000)
@@ -93,13 +134,17 @@ def main() -> None:
     spans = folder / "spans.jsonl"
     count = write_spans(spans, args.traces)
     hoprag = Path(sys.executable).with_name("hoprag")
-    began = time.perf_counter()
-    done = subprocess.run(["/usr/bin/time", "-v", str(hoprag), "traces", "import", str(spans), "--out",
-                           str(folder / "traces.jsonl")], capture_output=True, text=True, check=True)
-    wall = time.perf_counter() - began
-    peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr).group(1))
-    print(done.stdout.strip())
-    print(f"{count} spans, {spans.stat().st_size / 1e6:.0f} MB: peak RSS {peak / 1024:.0f} MiB, {wall:.1f} s wall")
+    measure(hoprag, spans, folder / "traces.jsonl", "OTLP JSON, one request per line", count)
+    stream, single = folder / "spans.binpb", folder / "spans.pb"
+    if not write_protobuf(spans, stream, single):
+        print("OTLP protobuf: skipped (pip install 'hoprag[otel]' for opentelemetry-proto)")
+        return
+    measure(hoprag, stream, folder / "traces.binpb.jsonl", "OTLP protobuf, length-prefixed requests", count)
+    measure(hoprag, single, folder / "traces.pb.jsonl", "OTLP protobuf, one request", count)
+    same = all((folder / name).read_text(encoding="utf-8").splitlines()[1:]
+               == (folder / "traces.jsonl").read_text(encoding="utf-8").splitlines()[1:]
+               for name in ("traces.binpb.jsonl", "traces.pb.jsonl"))
+    print(f"traces from protobuf identical to those from JSON (header aside): {same}")
 
 
 if __name__ == "__main__":
