@@ -177,6 +177,9 @@ def test_a_refusing_receiver_and_a_bad_url_are_said_with_their_fix(work, capsys)
     code, said = run_cli(["eval", "cases.jsonl", "traces.jsonl", "--otel-endpoint", "localhost:4318"], capsys)
     assert code == 2 and "--otel-endpoint 'localhost:4318' is not an http(s) URL" in said
     assert "--otel-endpoint http://127.0.0.1:4318" in said and "wrote" not in said  # refused before scoring
+    spans = (work / "spans.jsonl").read_bytes()  # OTLP JSON too, but spans: never replaced by the scores
+    code, said = run_cli(["eval", "cases.jsonl", "traces.jsonl", "--otel-out", "spans.jsonl"], capsys)
+    assert code == 2 and "not a file of OTLP JSON log records" in said and (work / "spans.jsonl").read_bytes() == spans
 
 
 @pytest.mark.unit

@@ -138,9 +138,9 @@ JSON_DOCUMENT = OutputKind(
 TREC_QRELS = OutputKind("TREC qrels file", lambda head: _lines_match(head, _QRELS_LINE))
 TREC_RUN = OutputKind("TREC run file", lambda head: _lines_match(head, _RUN_LINE))
 HTML_REPORT = OutputKind("HTML page", _is_html)
-#: OpenTelemetry records in the OTLP JSON encoding, one export request per line (``eval --otel-out``)
-OTLP_JSON = OutputKind("file of OTLP JSON records", lambda head: head.lstrip().startswith(
-    ('{"resourceLogs"', '{"resourceSpans"', '{"resourceMetrics"')))
+#: OpenTelemetry log records in the OTLP JSON encoding, one export request per line (``eval --otel-out``);
+#: a file of spans is another kind: it is what a trace import reads, and replacing it would lose the traces
+OTLP_JSON = OutputKind("file of OTLP JSON log records", lambda head: head.lstrip().startswith('{"resourceLogs"'))
 MARKDOWN_REPORT = OutputKind("Markdown text", _is_markdown)
 
 #: most specific first: the first that matches names what a file looks like
