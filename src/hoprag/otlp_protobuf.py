@@ -66,14 +66,15 @@ def otlp_format(path: str | Path, what: str) -> Format:
         raise InputError("is gzip-compressed", source=source, fix=f"decompress it first: gunzip -k {path}")
     if head.startswith(_ZSTD):
         raise InputError("is zstd-compressed", source=source, fix=f"decompress it first: zstd -d {path}")
-    if head[0] == 0x0A:  # field 1 (resource_spans), length-delimited: the first byte of a request
+    binary = any(byte in _CONTROL for byte in head)
+    if head[0] == 0x0A and binary:  # field 1 (resource_spans), length-delimited; else text after an empty line
         return "protobuf"
     length = int.from_bytes(head[:4], "big")
     # a request's first byte after its length; a first request cut short still shows a length under 16 MB
     if len(head) > 4 and 0 < length and (head[4] == 0x0A or head[4:8] == _ZSTD) and (length <= size - 4 or
                                                                                      head[0] == 0):
         return "delimited"
-    if not any(byte in _CONTROL for byte in head):
+    if not binary:
         return "json"  # text: the JSON reader says what kind of text it is not
     raise InputError(f"this is not OTLP: neither JSON nor an OTLP protobuf request (it starts with bytes "
                      f"{head[:8].hex(' ')})", source=source,

@@ -25,7 +25,7 @@ from hoprag.files import open_text, read_text
 from hoprag.finite_numbers import NumberError, refusal
 from hoprag.finite_numbers import loads as finite_loads  # json.loads under the number rule
 from hoprag.jsonl import iter_jsonl_dicts, parse_json
-from hoprag.otlp_protobuf import iter_protobuf_spans, otlp_format
+from hoprag.otlp_protobuf import PROTOBUF_FIX, iter_protobuf_spans, otlp_format
 
 __all__ = ["KIND", "SHAPE_FIX", "WHAT", "OtelSpan", "iter_otlp_spans", "kept"]
 
@@ -87,7 +87,7 @@ def iter_otlp_spans(path: str | Path, *, extra: frozenset[str] = frozenset()) ->
             count += 1
             yield _span(raw, service, source, None, extra)
         if not count:
-            raise InputError("holds no spans", source=source, fix=SHAPE_FIX)
+            raise InputError("holds no spans", source=source, fix=PROTOBUF_FIX)
         return
     with open_text(path, WHAT) as lines:
         first = next((line for line in lines if line.strip()), "")

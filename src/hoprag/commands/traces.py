@@ -16,7 +16,8 @@ out = Console()
 def register(app: typer.Typer) -> None:
     @group(app, "traces").command("import")
     def otel_cmd(
-        spans_file: Path = typer.Argument(..., help="OTLP JSON spans: one export request per line, or one document"),
+        spans_file: Path = typer.Argument(..., help="OTLP spans: JSON (one export request per line, or one "
+                                       "document) or protobuf (one request, or the Collector's length-prefixed stream)"),
         out_file: Path = typer.Option(..., "--out", help="traces JSONL to write (replaced)"),
         case_attr: Optional[list[str]] = typer.Option(
             None, "--case-attr", metavar="NAME",
@@ -44,7 +45,9 @@ def register(app: typer.Typer) -> None:
             "placeholders (ids and offsets kept); --no-redact keeps the raw text (credentials are masked either way)",
         ),
     ) -> None:
-        """Read OpenInference or OTel GenAI retrieval and LLM spans (OTLP JSON) and write one Trace per question.
+        """Read OpenInference or OTel GenAI retrieval and LLM spans and write one Trace per question.
+
+        The spans file is OTLP JSON or OTLP protobuf (protobuf needs pip install 'hoprag\\[otel]').
 
         A retrieval call is the outermost retrieval span of a nest; the selected evidence is the reranker's output
         documents when a RERANKER span recorded them, else every retrieved document in call order, then rank;
