@@ -142,20 +142,28 @@ def narrow_tf(tfs: np.ndarray) -> np.ndarray:
 def score_entries(
     rows: np.ndarray, cols: np.ndarray, tfs: np.ndarray, lengths: np.ndarray, df: np.ndarray, n_docs: int,
     bm25: dict[str, Any],
+    *,
+    bm25s_api: tuple[Any, Any, str] | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None, dict[str, Any]]:
     """The BM25 score of every (chunk ``rows[i]``, term ``cols[i]``) entry with frequency ``tfs[i]``,
     given every chunk's length and every term's document frequency ``df``: the scores (in the order
     given), the non-occurrence array (``bm25l``/``bm25+``) and bm25s's parameter record.
 
     The one place scores are computed, for a build and for an update alike: each score depends only
-    on its entry and the corpus statistics (N, avgdl, df), so equal statistics give equal floats."""
-    import bm25s  # build time only: its scoring functions define the scores
-    from bm25s.scoring import _build_idf_array, _build_nonoccurrence_array, _select_idf_scorer, _select_tfc_scorer
-
+    on its entry and the corpus statistics (N, avgdl, df), so equal statistics give equal floats.
+    ``bm25s_api``: (bm25s's scoring module, a record of a ``bm25s.BM25`` model's fields, bm25s's
+    version) from a caller that has them without importing bm25s and scipy (an update,
+    :func:`hoprag.index.bm25_delta.bm25s_scoring`); by default bm25s is imported."""
     k1, b, delta = bm25["k1"], bm25["b"], bm25["delta"]
+    if bm25s_api is None:
+        import bm25s  # build time only: its scoring functions define the scores
+
+        bm25s_api = bm25s.scoring, bm25s.BM25(method=bm25["method"], k1=k1, b=b, delta=delta), bm25s.__version__
+    scoring, model, version = bm25s_api
+    _build_idf_array, _build_nonoccurrence_array = scoring._build_idf_array, scoring._build_nonoccurrence_array
+    _select_idf_scorer, _select_tfc_scorer = scoring._select_idf_scorer, scoring._select_tfc_scorer
     doc_frequencies = dict(enumerate(df.tolist()))
     avg_doc_len = lengths.mean()
-    model = bm25s.BM25(method=bm25["method"], k1=k1, b=b, delta=delta)
     idf = _build_idf_array(doc_frequencies, n_docs, _select_idf_scorer(model.idf_method), dtype=model.dtype)
     nonoccurrence = None
     if model.method in model.methods_requiring_nonoccurrence:
@@ -177,7 +185,7 @@ def score_entries(
         data[lo : lo + _SLICE] = part
     params = {"k1": model.k1, "b": model.b, "delta": model.delta, "method": model.method,
               "idf_method": model.idf_method, "dtype": model.dtype, "int_dtype": model.int_dtype,
-              "version": bm25s.__version__, "backend": model.backend}
+              "version": version, "backend": model.backend}
     return data, nonoccurrence, params
 
 

@@ -14,14 +14,20 @@ term frequency and each kept chunk's length (:mod:`hoprag.index.analysis` keeps 
    are in that order; a chunk that became the first one for a term whose earlier chunks were removed
    is tokenised again to find the order (only such chunks); a new chunk's order comes from its
    tokenising;
-3. scores every entry with :func:`hoprag.index.bm25_build.score_entries`, the build's own arithmetic.
+3. scores every entry with :func:`hoprag.index.bm25_build.score_entries`, the build's own arithmetic,
+   with bm25s's scoring functions read from its ``scoring`` module alone (:func:`bm25s_scoring`):
+   importing bm25s itself pulls in scipy, half a second of a small update.
 
 The result is the build's arrays value for value (tests compare them after random update sequences).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import importlib.util
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -31,7 +37,49 @@ from hoprag.index.bm25_arrays import BM25Arrays
 from hoprag.index.bm25_build import BM25Builder, assemble, narrow_tf, score_entries
 from hoprag.index.tokenize import Tokenizer
 
-__all__ = ["updated_matrix"]
+__all__ = ["bm25s_scoring", "updated_matrix"]
+
+#: bm25s's ``BM25.methods_requiring_nonoccurrence``
+_NONOCCURRENCE = ("bm25l", "bm25+")
+
+
+def bm25s_scoring(scored: Mapping[str, Any], bm25: Mapping[str, Any]) -> tuple[Any, Any, str] | None:
+    """What :func:`~hoprag.index.bm25_build.score_entries` takes from bm25s — its ``scoring`` module,
+    the model's fields, its version — without importing the package (and scipy with it), when the
+    index was ``scored`` (its saved parameters) by the bm25s installed now, with the numpy backend and
+    the parameters ``bm25``; else ``None`` (bm25s is imported: a build of today records its own)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    spec = importlib.util.find_spec("bm25s")
+    if spec is None or not spec.submodule_search_locations or importlib.util.find_spec("numba") is not None:
+        return None
+    try:
+        installed = version("bm25s")
+    except PackageNotFoundError:
+        return None
+    same = {key: scored.get(key) for key in ("k1", "b", "delta", "method")} == {
+        key: bm25.get(key) for key in ("k1", "b", "delta", "method")}
+    if not same or scored.get("version") != installed or scored.get("backend") != "numpy" \
+            or scored.get("idf_method") != bm25.get("method"):
+        return None
+    path = Path(next(iter(spec.submodule_search_locations))) / "scoring.py"
+    loader_spec = importlib.util.spec_from_file_location("hoprag._bm25s_scoring", path)
+    if loader_spec is None or loader_spec.loader is None:
+        return None
+    module = importlib.util.module_from_spec(loader_spec)
+    before = os.environ.get("DISABLE_TQDM")
+    os.environ["DISABLE_TQDM"] = "1"  # the module would import tqdm (0.1 s) for progress bars these functions lack
+    try:
+        loader_spec.loader.exec_module(module)
+    finally:
+        if before is None:
+            del os.environ["DISABLE_TQDM"]
+        else:
+            os.environ["DISABLE_TQDM"] = before
+    model = SimpleNamespace(k1=scored["k1"], b=scored["b"], delta=scored["delta"], method=scored["method"],
+                            idf_method=scored["idf_method"], dtype=scored["dtype"], int_dtype=scored["int_dtype"],
+                            backend="numpy", methods_requiring_nonoccurrence=_NONOCCURRENCE)
+    return module, model, installed
 
 
 def _starts(counts: np.ndarray) -> np.ndarray:
@@ -122,7 +170,8 @@ def updated_matrix(
     cols = np.repeat(np.arange(ranked.size, dtype=np.int64), df)
     all_lengths = np.concatenate([np.asarray(lengths, dtype=np.int64)[keep], f_len.astype(np.int64)])
     n_docs = n_kept + int(f_len.size)
-    data, nonoccurrence, params = score_entries(rows, cols, tfs, all_lengths, df, n_docs, bm25)
+    data, nonoccurrence, params = score_entries(rows, cols, tfs, all_lengths, df, n_docs, bm25,
+                                                bm25s_api=bm25s_scoring(old.params, bm25))
     vocab = {stems[t]: j for j, t in enumerate(ranked.tolist())}
     arrays = assemble(data, rows.astype(np.int32), df, n_docs, vocab, params, nonoccurrence)
     return arrays, tfs, all_lengths

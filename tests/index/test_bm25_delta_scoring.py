@@ -1,0 +1,48 @@
+"""An update scores with bm25s's own scoring functions read without importing bm25s (and scipy): the
+scores and the recorded parameters equal those of the build's path, which imports bm25s; an index
+scored by another bm25s version or backend falls back to importing it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hoprag.index.bm25 import BM25Params
+from hoprag.index.bm25_build import score_entries
+from hoprag.index.bm25_delta import bm25s_scoring
+
+pytestmark = pytest.mark.unit
+
+# 3 chunks (lengths 4, 2, 6) over 3 terms; entries (row, col, tf)
+ROWS = np.array([0, 2, 0, 1, 2, 2])
+COLS = np.array([0, 0, 1, 1, 1, 2])
+TFS = np.array([1, 2, 3, 1, 1, 4], dtype=np.uint16)
+LENGTHS = np.array([4, 2, 6])
+DF = np.array([2, 3, 1])
+
+
+@pytest.mark.parametrize("method", ["lucene", "bm25+"])
+def test_scores_and_parameters_equal_the_imported_path(method: str) -> None:
+    bm25 = {**BM25Params().model_dump(), "method": method}
+    data, nonoccurrence, params = score_entries(ROWS, COLS, TFS, LENGTHS, DF, 3, bm25)
+    api = bm25s_scoring(params, bm25)
+    assert api is not None
+    again, nonoccurrence_again, params_again = score_entries(ROWS, COLS, TFS, LENGTHS, DF, 3, bm25, bm25s_api=api)
+    assert again.dtype == data.dtype and np.array_equal(again, data)
+    assert params_again == params
+    assert (nonoccurrence is None) == (method == "lucene")
+    if nonoccurrence is not None:
+        assert np.array_equal(nonoccurrence_again, nonoccurrence)
+    # lucene by hand for the first entry: idf = ln(1 + (N - df + 0.5) / (df + 0.5)), avgdl 4
+    if method == "lucene":
+        k1, b = bm25["k1"], bm25["b"]
+        idf = np.log(1 + (3 - 2 + 0.5) / (2 + 0.5))
+        assert data[0] == pytest.approx(idf * 1 / (k1 * (1 - b + b * 4 / 4) + 1), rel=1e-6)
+
+
+def test_an_index_scored_by_another_version_or_with_other_parameters_imports_bm25s() -> None:
+    bm25 = BM25Params().model_dump()
+    _, _, params = score_entries(ROWS, COLS, TFS, LENGTHS, DF, 3, bm25)
+    assert bm25s_scoring({**params, "version": "0.0.1"}, bm25) is None
+    assert bm25s_scoring({**params, "backend": "numba"}, bm25) is None
+    assert bm25s_scoring(params, {**bm25, "k1": bm25["k1"] + 0.1}) is None
