@@ -238,3 +238,38 @@ def test_hoprags_own_run_records_the_spans_its_scores_attach_to(tmp_path) -> Non
                for r in sl["logRecords"]]
     assert {(r["traceId"], r["spanId"]) for r in records} == set(questions.values())
     assert "2 on their trace's span" in events.summary()
+
+
+@pytest.mark.unit
+def test_the_records_are_what_the_sdks_own_encoder_makes_of_the_same_events() -> None:
+    """The reference: the same two events emitted through the OpenTelemetry SDK's logs API and
+    encoded by its OTLP exporter's encoder give the same log records, field for field."""
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry._logs import LogRecord
+    from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+
+    from hoprag import __version__
+
+    case = CaseResults("ent-001", "r1", "5b657f7dd08c2ac3e8608e11d942c6dc", "af6d1dbdb4935237",
+                       (EvaluationResult("chain_coverage@5", 0.5),
+                        EvaluationResult("earliest_failure", None, "wrong_answer", "the answer is wrong")))
+    [ours] = [ExportLogsServiceRequest.FromString(to_protobuf(r)) for r in logs_requests([case], time_ns=7)]
+    exporter = InMemoryLogRecordExporter()
+    provider = LoggerProvider()
+    provider.add_log_record_processor(SimpleLogRecordProcessor(exporter))
+    logger = provider.get_logger("hoprag.eval", __version__)
+    for attributes in ({"gen_ai.evaluation.name": "chain_coverage@5", "gen_ai.evaluation.score.value": 0.5},
+                       {"gen_ai.evaluation.name": "earliest_failure", "gen_ai.evaluation.score.label": "wrong_answer",
+                        "gen_ai.evaluation.explanation": "the answer is wrong"}):
+        logger.emit(LogRecord(timestamp=7, observed_timestamp=7, trace_id=int(case.trace_id, 16),
+                              span_id=int(case.span_id, 16), event_name=EVENT,
+                              attributes={**attributes, "hoprag.case_id": "ent-001", "hoprag.run_id": "r1"}))
+    reference = encode_logs(exporter.get_finished_logs())
+    provider.shutdown()
+    [theirs] = reference.resource_logs[0].scope_logs
+    for record in theirs.log_records:
+        record.ClearField("body")  # the SDK sends an empty body; the convention gives the event none
+    assert ours.resource_logs[0].scope_logs[0].scope == theirs.scope
+    assert list(ours.resource_logs[0].scope_logs[0].log_records) == list(theirs.log_records)
