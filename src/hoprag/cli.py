@@ -13,6 +13,7 @@ from rich.markup import escape
 from hoprag.cli_engine import engine_options
 from hoprag.commands import (
     ACL_LEVELS_OPT,
+    AS_OF_OPT,
     CLEARANCE_OPT,
     EMBEDDER_NAMES,
     EXECUTOR_OPT,
@@ -92,15 +93,16 @@ def search_cmd(
     printed_json: bool = PRINTED_JSON_OPT,
     clearance: Optional[str] = CLEARANCE_OPT,
     acl_levels: Optional[str] = ACL_LEVELS_OPT,
+    as_of: Optional[str] = AS_OF_OPT,
 ) -> None:
     """Ranked hits for a query (with --clearance: only documents the caller may see, still k of them)."""
     as_json = wants_json(output_format, printed_json)
-    from hoprag.index.open import open_index
+    from hoprag.commands import index_as_of
     from hoprag.pipeline.spec import FUSIONS, MODES
     from hoprag.render import hits_table
 
     query = check_question(query, "query")
-    index = open_index(index_dir)
+    index, _ = index_as_of(index_dir, as_of, lambda note: err.print(f"[dim]{escape(note)}[/]"))
     retriever = index.retriever(check_choice(mode, MODES, "mode"), fusion=check_choice(fusion, FUSIONS, "fusion"))
     hits = retriever.retrieve(query, k, clearance=caller_clearance(clearance, acl_levels, index))
     if as_json:
@@ -124,11 +126,12 @@ def ask_cmd(
     printed_json: bool = PRINTED_JSON_OPT,
     clearance: Optional[str] = CLEARANCE_OPT,
     acl_levels: Optional[str] = ACL_LEVELS_OPT,
+    as_of: Optional[str] = AS_OF_OPT,
     spec=None,  # the EngineSpec hoprag.cli_engine.engine_options makes of the engine flags
 ) -> None:
     """Answer one question, then show the evidence trail hop by hop."""
     as_json = wants_json(output_format, printed_json)
-    from hoprag.index.open import open_index
+    from hoprag.commands import index_as_of
     from hoprag.pipeline.factory import make_engine
     from hoprag.render import trace_report
 
@@ -141,7 +144,7 @@ def ask_cmd(
             err.print(f"[dim]{escape(line)}[/]")
 
     question = check_question(question)
-    index = open_index(index_dir)
+    index, _ = index_as_of(index_dir, as_of, lambda note: err.print(f"[dim]{escape(note)}[/]"))
     runner = make_engine(spec, index, clearance=caller_clearance(clearance, acl_levels, index))
     # the engine's events: progress lines on stderr, and the question's spans when tracing is on
     listen = fan_out(None if as_json else progress, telemetry.listener(spec.llm))
@@ -175,6 +178,7 @@ def run_cmd(
     ),
     clearance: Optional[str] = CLEARANCE_OPT,
     acl_levels: Optional[str] = ACL_LEVELS_OPT,
+    as_of: Optional[str] = AS_OF_OPT,
     executor: str = EXECUTOR_OPT,
     workers: Optional[int] = WORKERS_OPT,
     quiet: bool = typer.Option(False, "--quiet", "-q"),
@@ -184,16 +188,19 @@ def run_cmd(
 
     Exits 3 when a question's engine call failed (an error trace): run it again to answer those again.
     """
+    from hoprag.commands import index_as_of
     from hoprag.datasets.schema import load_cases
-    from hoprag.index.open import open_index
     from hoprag.executors import parse_executor
     from hoprag.pipeline.factory import make_engine
     from hoprag.pipeline.batch import questions_from_cases, run_questions
     from hoprag.progress import progress_bar
 
     pool = parse_executor(executor, workers=workers)
-    questions = questions_from_cases(load_cases(cases_file))
-    index = open_index(index_dir)
+    cases = load_cases(cases_file)
+    questions = questions_from_cases(cases)
+    # --as-of, else the corpus_snapshot the cases name (hoprag.index.snapshots); location: for Ray workers
+    index, location = index_as_of(index_dir, as_of, lambda note: err.print(f"[yellow]note:[/] {escape(note)}"),
+                                  [c.corpus_snapshot for c in cases])
     cleared = caller_clearance(clearance, acl_levels, index)
     runner = make_engine(spec, index, clearance=cleared)
     from hoprag.telemetry import traced_engine, traced_setup  # spans per question only when tracing is on
@@ -203,15 +210,13 @@ def run_cmd(
     if pool.name == "ray":  # each Ray worker builds the same engine over the same index (engine_recipe)
         from hoprag.pipeline.engine_recipe import EngineRecipe
 
-        recipe = EngineRecipe.over(index_dir, spec=spec, clearance=cleared, config_hash=getattr(runner, "config_hash", ""),
+        recipe = EngineRecipe.over(location, spec=spec, clearance=cleared, config_hash=getattr(runner, "config_hash", ""),
                                    artifact_id=index.manifest.artifact_id)
         setup = traced_setup(recipe, model=spec.llm)
     with progress_bar(f"run {spec.engine}", len(questions), quiet=quiet) as progress:
         summary = run_questions(runner, questions, out_file, resume=resume, progress=progress, redact=redact,
                                 index_artifact_id=index.manifest.artifact_id, executor=pool, setup=setup,
                                 retry_errors=not keep_errors)
-    from rich.markup import escape
-
     from hoprag.render import fallback_counts
 
     out.print(

@@ -82,7 +82,9 @@ def _expected(first: list[Document], steps: list[tuple[list[Document], list[str]
 
 def assert_same_index(updated: Path, rebuilt: Path) -> None:
     files = sorted(p.relative_to(rebuilt) for p in rebuilt.rglob("*") if p.is_file())
-    assert sorted(p.relative_to(updated) for p in updated.rglob("*") if p.is_file()) == files
+    # history/ holds the versions the updates took out (hoprag.index.history): beside the index, not in it
+    current = sorted(p.relative_to(updated) for p in updated.rglob("*") if p.is_file() and "history" not in p.parts)
+    assert current == files
     for name in files:
         a, b = updated / name, rebuilt / name
         if name.suffix == ".npy":

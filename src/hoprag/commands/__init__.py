@@ -32,6 +32,54 @@ ACL_LEVELS_OPT = typer.Option(
     "second level",
 )
 
+AS_OF_OPT = typer.Option(
+    None,
+    "--as-of",
+    metavar="DATE",
+    help="search the documents valid at DATE (ISO date, or date and time; UTC): versions an update replaced or "
+    "deleted count for their valid time, later ones do not. The first search of a new snapshot builds it "
+    "once, with the index's options, cached in the index directory",
+)
+
+
+def index_as_of(index_dir: str, as_of: str | None, say: Any, snapshots: Any = ()) -> tuple[Any, str]:
+    """``(index, location)`` a command searches: the index at ``index_dir``, or its snapshot at ``--as-of``
+    (:mod:`hoprag.index.snapshots`); without ``--as-of``, cases naming a ``corpus_snapshot`` (``snapshots``)
+    replay the index as it stood on that snapshot's date when updates changed it since. ``say`` prints a note."""
+    from hoprag.index.open import index_location, is_pg_url, open_index
+    from hoprag.index.snapshots import open_as_of
+    from hoprag.index.valid_time import parse_as_of, show, snapshot_date
+
+    names = sorted({name for name in snapshots if name})
+
+    def building(snapshot: Any, cache: Any) -> None:
+        say(f"building the snapshot of {snapshot.count} documents at {show(snapshot.at)} once (cached in {cache})")
+
+    if as_of is not None:
+        at = parse_as_of(as_of)
+        if names:
+            say(f"the cases name corpus snapshot {', '.join(names)}; --as-of {show(at)} decides what is searched")
+        return open_as_of(index_dir, at, on_build=building)
+    index = open_index(index_dir)
+    if not names or is_pg_url(index_dir) or not index.manifest.updates:
+        return index, index_location(index_dir)  # never updated: every snapshot of it is the index itself
+    from hoprag.errors import ConfigError
+
+    if len(names) > 1:
+        raise ConfigError(f"the cases name {len(names)} corpus snapshots ({', '.join(names[:3])}), and one run "
+                          "searches one. Fix: run the cases of each corpus_snapshot apart, or pass --as-of DATE")
+    at = snapshot_date(names[0])
+    if at is None:
+        say(f"the cases name corpus snapshot {names[0]}, which holds no date: the current index is searched "
+            f"(changed by {len(index.manifest.updates)} update(s) since its build); pass --as-of DATE to search another")
+        return index, index_location(index_dir)
+    replay, location = open_as_of(index_dir, at, axis="recorded", on_build=building)
+    if replay.manifest.artifact_id != index.manifest.artifact_id:
+        say(f"the cases name corpus snapshot {names[0]}: searching the documents the index held on {show(at)}, "
+            "before the updates since")
+    return replay, location
+
+
 #: numpy's and Python's random generators take seeds from 0 to 2**32-1 (numpy refuses others with a traceback)
 SEED_MAX = 2**32 - 1
 
