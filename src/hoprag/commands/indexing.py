@@ -155,7 +155,8 @@ _KEPT = {"chunk_size": ("chunk", "max_chars"), "overlap": ("chunk", "overlap_cha
 def _update(ctx: typer.Context, corpora: list[Path], out_dir: Optional[Path], store: Optional[str],
             delete_file: Optional[Path], executor: str, workers: Optional[int], quiet: bool,
             run_store: Optional[str], thresholds: Optional[Path]) -> None:
-    """``--update``: one call into :func:`hoprag.index.update.update_index`."""
+    """``--update``: one call into :func:`hoprag.index.update.update_index` (a directory) or
+    :func:`hoprag.index.pg_update.update_pg_index` (``--out postgresql://…``)."""
     from hoprag.errors import ConfigError
     from hoprag.executors import parse_executor
     from hoprag.index.update import read_manifest, update_index
@@ -163,20 +164,25 @@ def _update(ctx: typer.Context, corpora: list[Path], out_dir: Optional[Path], st
     from hoprag.ingest.loaders import iter_corpora
     from hoprag.progress import staged_progress
 
-    if store is not None:
-        raise ConfigError("--update changes a local index (--out DIR); a PostgreSQL index is rebuilt with --out "
-                          "postgresql://…. Fix: pass --out DIR, or drop --update")
-    if out_dir is None:
+    if out_dir is None and store is None:
         raise ConfigError("--update changes the index at --out, and none was given. "
-                          "Fix: `hoprag index CORPUS --out DIR --update`")
+                          "Fix: `hoprag index CORPUS --out DIR --update` (or --out postgresql://…?index=NAME)")
     if not ctx.params.get("update"):
         raise ConfigError("--delete removes documents from an existing index, and this command builds a new one. "
                           "Fix: add --update (`hoprag index --out DIR --update --delete ids.txt`)")
     if not corpora and delete_file is None:
         raise ConfigError("--update was given nothing to change. Fix: give documents to add or replace (CORPUS) "
                           "or ids to delete (--delete FILE)")
-    config = read_manifest(out_dir).config
+    if store is not None:
+        from hoprag.index.pg_schema import display_url
+        from hoprag.index.pg_update import read_pg_manifest, update_pg_index
+
+        config, where = read_pg_manifest(store).config, display_url(store)
+    else:
+        config, where = read_manifest(out_dir).config, str(out_dir)
     for name, (group, field) in _KEPT.items():
+        if store is not None and name == "graph":  # a PostgreSQL index keeps no entity graph: --graph changes nothing
+            continue
         source = ctx.get_parameter_source(name)
         if source is None or source.name != "COMMANDLINE":  # typer's own click: compare by name
             continue
@@ -189,19 +195,23 @@ def _update(ctx: typer.Context, corpora: list[Path], out_dir: Optional[Path], st
             raise ConfigError(f"{typed}: the index was built {built}, and an update keeps the options the index was "
                               f"built with. Fix: drop {typed}, or rebuild without --update")
     pool = parse_executor(executor, workers=workers)
-    if (pool.name != "local" or (pool.workers or 1) > 1) and not config.dense:
-        raise ConfigError("--executor and --workers spread the dense embedding over workers, and this index has no "
-                          "dense vectors. Fix: drop them")
+    if (pool.name != "local" or (pool.workers or 1) > 1) and (not config.dense or store is not None):
+        raise ConfigError("--executor and --workers spread the dense embedding of a local index over workers, and "
+                          "this index has no dense vectors or is in PostgreSQL. Fix: drop them")
     deletes = read_delete_ids(delete_file) if delete_file is not None else []
     documents = iter_corpora(corpora) if corpora else iter(())
     from hoprag.gates.index_delta import index_change_gate
 
     with index_change_gate(run_store, thresholds, kind="index-update", chunk_config=config.chunk,
-                           config={"action": "update"}, target=str(out_dir)) as gate:
+                           config={"action": "update"}, target=where) as gate:
         with staged_progress("update", quiet=quiet) as progress:
-            result = update_index(out_dir, documents, deletes, progress=progress, executor=pool,
-                                  delete_source=str(delete_file) if delete_file else "--delete",
-                                  check=gate.check if gate is not None else None)
+            delete_source, check = str(delete_file) if delete_file else "--delete", gate.check if gate is not None else None
+            if store is not None:
+                result = update_pg_index(store, documents, deletes, progress=progress, delete_source=delete_source,
+                                         check=check)
+            else:
+                result = update_index(out_dir, documents, deletes, progress=progress, executor=pool,
+                                      delete_source=delete_source, check=check)
         plan, manifest = result.plan, result.manifest
         if gate is not None and result.changed:
             gate.record(manifest.updates[-1].previous_artifact_id, manifest.artifact_id,
@@ -209,11 +219,11 @@ def _update(ctx: typer.Context, corpora: list[Path], out_dir: Optional[Path], st
     counts = (f"{plan.added} added, {len(plan.replaced)} replaced, {len(plan.deleted)} deleted, "
               f"{plan.unchanged} unchanged")
     if not result.changed:
-        out.print(f"nothing to update ({counts}) → {out_dir} unchanged (artifact {manifest.artifact_id})")
+        out.print(f"nothing to update ({counts}) → {where} unchanged (artifact {manifest.artifact_id})")
         return
     how = manifest.updates[-1]
     method = "" if how.method == "delta" else " by a rebuild (the index predates analysis/)"
-    out.print(f"updated{method}: {counts} → {out_dir} now {manifest.document_count} documents as "
+    out.print(f"updated{method}: {counts} → {where} now {manifest.document_count} documents as "
               f"{manifest.chunk_count} chunks in {how.seconds:.2f} s (artifact {manifest.artifact_id}, "
               f"corpus {manifest.corpus_hash[:12]})")
     _gate_lines(gate)

@@ -32,7 +32,7 @@ from hoprag.index.store import IndexConfig
 from hoprag.ingest.chunking import chunk_document
 from hoprag.records import Chunk, Document
 
-__all__ = ["BATCH", "EMBED_BATCH", "PgLoader", "Progress", "acl_level", "filter_keys"]
+__all__ = ["BATCH", "EMBED_BATCH", "IDF_SQL", "PgLoader", "Progress", "acl_level", "filter_keys"]
 
 Progress = Callable[[str, int, int], None]
 #: chunks tokenised and written per batch (a multiple of EMBED_BATCH)
@@ -41,6 +41,9 @@ BATCH = 10_240
 EMBED_BATCH = 256
 _SCALARS = (str, int, float, bool)
 _UNSORTED = "postings_unsorted"
+#: every term's idf from its stored df and the chunk count: one statement, so a build and an update
+#: compute the same float8 for the same counts
+IDF_SQL = "UPDATE {s}.terms SET idf = ln(1 + (%s - df + 0.5) / (df + 0.5))"
 
 
 def filter_keys(doc: Document) -> dict[str, list[str]]:
@@ -84,8 +87,16 @@ class PgLoader:
         self._doc_rows: list[tuple[Any, ...]] = []
         self._title_rows: list[tuple[str, int]] = []
         self._pending: list[tuple[Chunk, int, str, str]] = []  # chunk, document position, acl level, title
+        self._next_term = 0
         conn.execute(f"CREATE UNLOGGED TABLE {s}.{_UNSORTED} (term_id int NOT NULL, chunk_pos int NOT NULL, "
                      "tf int NOT NULL, length int NOT NULL)")
+
+    def resume(self, *, document_pos: int, chunk_pos: int, vocab: dict[str, int], next_term: int) -> None:
+        """Append to an index that holds rows already (:mod:`hoprag.index.pg_update`): new rows from
+        these positions, its terms keep their ids and a new one takes ``next_term`` on; the tallies then
+        count the appended rows only (the update merges them into the stored ones)."""
+        self.documents, self.chunks = document_pos, chunk_pos
+        self.vocab, self._next_term = vocab, next_term
 
     @property
     def corpus_hash(self) -> str:
@@ -118,11 +129,7 @@ class PgLoader:
     def finish(self) -> float:
         """Write the last batch and the whole-corpus tables; returns ``avgdl``. Raises
         :class:`EmptyCorpusError` for a corpus with no chunks or no indexable words."""
-        if self._pending:
-            self._write_chunks(self._pending)
-            self._pending = []
-        self._write_documents()
-        self._seen.clear()
+        self.flush()
         if self.progress:
             self.progress("chunk", self.documents, self.documents)
         if not self.documents:
@@ -150,12 +157,24 @@ class PgLoader:
         titles: BloomFilter = self._titles.finish()
         self.conn.execute(f"INSERT INTO {s}.title_filter (hashes, bits) VALUES (%s, %s)", (titles.hashes, titles.bits))
         # Lucene's idf, from the stored document frequencies (Kamphuis et al., ECIR 2020)
-        self.conn.execute(f"UPDATE {s}.terms SET idf = ln(1 + (%s - df + 0.5) / (df + 0.5))", (self.chunks,))
-        # term order: one term's postings sit on neighbouring pages (the server sorts, spilling to disk)
-        self.conn.execute(f"INSERT INTO {s}.postings (term_id, chunk_pos, tf, length) SELECT term_id, chunk_pos, tf, "
-                          f"length FROM {s}.{_UNSORTED} ORDER BY term_id, chunk_pos")
-        self.conn.execute(f"DROP TABLE {s}.{_UNSORTED}")
+        self.conn.execute(IDF_SQL.format(s=s), (self.chunks,))
+        self.move_postings()
         return self.tokens / self.chunks
+
+    def move_postings(self) -> None:
+        """The written postings into ``postings`` in term order, so one term's postings sit on neighbouring
+        pages (the server sorts, spilling to disk)."""
+        self.conn.execute(f"INSERT INTO {self.s}.postings (term_id, chunk_pos, tf, length) SELECT term_id, chunk_pos, "
+                          f"tf, length FROM {self.s}.{_UNSORTED} ORDER BY term_id, chunk_pos")
+        self.conn.execute(f"DROP TABLE {self.s}.{_UNSORTED}")
+
+    def flush(self) -> None:
+        """Write the rows still held (the last, partial batch)."""
+        if self._pending:
+            self._write_chunks(self._pending)
+            self._pending = []
+        self._write_documents()
+        self._seen.clear()
 
     def _write_documents(self) -> None:
         if self._doc_rows:
@@ -193,7 +212,8 @@ class PgLoader:
                 for term, count in tf.items():
                     tid = vocab.get(term)
                     if tid is None:
-                        tid = vocab[term] = len(vocab)
+                        tid = vocab[term] = self._next_term
+                        self._next_term += 1
                     df[tid] += 1
                     level_df[tid] += 1
                     copy.write_row((tid, first + i, count, length))

@@ -109,8 +109,13 @@ class PgBM25Retriever:
         s = quote(index.target.schema)
         score = (
             f"SELECT {_HIT_COLUMNS}, s.score FROM ("
-            f" SELECT p.chunk_pos, sum(q.qtf * q.idf * p.tf / (p.tf + %s * (1 - %s + %s * p.length / %s))) AS score"
-            f" FROM (SELECT t.id, t.idf, x.qtf FROM unnest(%s::text[], %s::int[]) AS x(term, qtf)"
+            # avgdl from the manifest in the query's own snapshot: an update changes it with the postings;
+            # the terms summed in query order, so a score's float8 rounding does not depend on how the rows
+            # lie on disk (an updated index scores as its rebuild, bit for bit)
+            f" SELECT p.chunk_pos, sum(q.qtf * q.idf * p.tf / (p.tf + %s * (1 - %s + %s * p.length /"
+            f" (SELECT avgdl FROM {s}.manifest WHERE id = 1))) ORDER BY q.ord) AS score"
+            f" FROM (SELECT t.id, t.idf, x.qtf, x.ord FROM unnest(%s::text[], %s::int[]) WITH ORDINALITY"
+            " AS x(term, qtf, ord)"
             f"       JOIN {s}.terms t ON t.term = x.term) q"
             f" JOIN {s}.postings p ON p.term_id = q.id"
             "{join} GROUP BY p.chunk_pos ORDER BY score DESC, p.chunk_pos LIMIT %s) s"
@@ -142,7 +147,7 @@ class PgBM25Retriever:
         qtf: dict[str, int] = {}
         for token in tokens:
             qtf[token] = qtf.get(token, 0) + 1
-        args = [self.k1, self.b, self.b, self.index.avgdl, list(qtf), list(qtf.values()), *params, k]
+        args = [self.k1, self.b, self.b, list(qtf), list(qtf.values()), *params, k]
         with self.index.pool.borrow() as conn:
             sql = self._open_sql if not params else self._sql.replace("{where}", where)
             rows = conn.execute(sql, args).fetchall()
