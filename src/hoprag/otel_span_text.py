@@ -58,6 +58,11 @@ def unwrap_json(text: str) -> str:
             return first
         if isinstance(first, dict) and isinstance(first.get("content") or first.get("text"), str):
             return first.get("content") or first.get("text")
+    generations = data.get("generations")  # LangChain's LLMResult, [[{"text": ...}]]: a completion model's output
+    if isinstance(generations, list) and generations and isinstance(generations[0], list) and generations[0]:
+        first = generations[0][0]
+        if isinstance(first, dict) and isinstance(first.get("text"), str):
+            return first["text"]
     strings = [v for v in data.values() if isinstance(v, str)]
     return strings[0] if len(data) == 1 and strings else text
 
