@@ -184,3 +184,18 @@ def test_offsets_invariant_and_coverage(text: str, max_chars: int, overlap_ratio
     assert all(covered[j] for j, ch in enumerate(text) if not ch.isspace())
     assert all(a.start < b.start and a.end < b.end for a, b in zip(chunks, chunks[1:]))
     assert chunk_document(doc, config) == chunks
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=_TEXT, max_chars=st.integers(20, 700))
+def test_text_within_max_chars_is_its_sentences_packed(text: str, max_chars: int) -> None:
+    # a text of at most max_chars characters skips the sentence scan: the one chunk it gets must be
+    # the one sentence packing gives (its first sentence's start to its last sentence's end)
+    config = ChunkConfig(max_chars=max_chars)
+    sentences = sentence_spans(text)
+    expected = [(sentences[0][0], sentences[-1][1])] if sentences and len(text) <= max_chars else None
+    chunks = chunk_document(Document(id="s", title="", text=text), config)
+    if expected is not None:
+        assert spans(chunks) == expected
+    else:
+        assert len(text) > max_chars or chunks == []
