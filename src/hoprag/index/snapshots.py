@@ -28,6 +28,7 @@ document it holds whatever its dates. A PostgreSQL index keeps no history and is
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -174,7 +175,9 @@ def _cached(directory: Path, manifest: IndexManifest, snapshot: Snapshot,
     documents = (Document.from_dict(json.loads(record)) for record in _records(directory, snapshot))
     try:
         build_index(documents, cache, manifest.config)
-    except PermissionError:
+    except OSError as exc:
+        if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
         raise InputError("cannot write the snapshot's index into the index directory", source=str(directory),
                          fix="make the index directory writable (the snapshot is cached under "
                              f"{SNAPSHOTS_DIR}/ there), or search a writable copy of it") from None
