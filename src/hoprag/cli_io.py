@@ -87,7 +87,7 @@ COMMAND_IO: dict[str, CommandIO] = {
     "import": CommandIO(example='hoprag import hotpotqa hotpot_dev_distractor.json --out hotpot',
         inputs=("files", "corpus", "aliases"),
                         outputs=(DirOut("out_dir", {"cases.jsonl": CASES_JSONL, "corpus.jsonl": CORPUS_JSONL}),)),
-    "search": CommandIO(example='hoprag search index "travel approval limit"',
+    "search": CommandIO(example='hoprag search index "travel approval limit" --as-of 2026-06-30',
         inputs=("index_dir",)),
     "ask": CommandIO(example='hoprag ask index "Who approves travel over the limit?"',
         inputs=("index_dir", "engine_config"), not_paths=("base_url",)),

@@ -17,7 +17,9 @@ from what the index keeps of its analysis (:mod:`hoprag.index.analysis`):
 
 The new index is written beside the old one and swapped into place when complete
 (:mod:`hoprag.index.staging`): an update killed at any point leaves the previous index. The
-manifest's change log gains one :class:`~hoprag.index.manifest.IndexUpdate`. An index written
+manifest's change log gains one :class:`~hoprag.index.manifest.IndexUpdate`, and the versions the
+update replaced or deleted join ``history/`` with their valid time (:mod:`hoprag.index.history`, read
+by ``--as-of`` searches, :mod:`hoprag.index.snapshots`) in the same swap. An index written
 before ``analysis/`` existed is updated by rebuilding it from its stored documents: the same index,
 at a build's cost. Two updates of one index at once are refused (a lock beside it).
 """
@@ -46,6 +48,7 @@ from hoprag.index.bm25 import BATCH, BM25Retriever, index_text
 from hoprag.index.bm25_delta import updated_matrix
 from hoprag.index.corpus_db import DB_FILE, SCHEMA, CorpusWriter
 from hoprag.index.graph_worker import GraphWorker
+from hoprag.index.history import record_update
 from hoprag.index.manifest import DenseInfo, IndexManifest, IndexUpdate, write_manifest
 from hoprag.index.store import BM25_DIR, MANIFEST, LoadedIndex, build_index, load_index
 from hoprag.index.update_plan import UpdatePlan, plan_update
@@ -112,15 +115,17 @@ def _update(target: Path, documents: Iterable[Document], deletes: Sequence[str],
                   unchanged=plan.unchanged, previous_corpus_hash=old.corpus_hash, previous_artifact_id=old.artifact_id)
     keep_docs = np.ones(old.document_count, dtype=bool)
     keep_docs[[db.document_position(i) for i in sorted(plan.removed)]] = False
-    if not _resumable(target, old):
-        kept = db.iter_documents(mask=keep_docs)
-        history = [*old.updates, IndexUpdate(**record, seconds=0.0, method="rebuild")]
-        manifest = build_index(chain(kept, (doc for doc, _ in plan.fresh)), target, old.config, progress=progress,
-                               executor=executor, history=history)
-        return UpdateResult(manifest, plan, changed=True)
+    retired = db.records(sorted(plan.removed))  # the versions leaving: kept in history/ for --as-of
     stage = staging.open_stage(target)
     try:
-        manifest = _apply(stage, target, index, plan, keep_docs, record, started, progress, executor)
+        if _resumable(target, old):
+            manifest = _apply(stage, target, index, plan, keep_docs, record, started, progress, executor)
+        else:  # built into the stage, so that the history joins it before the one swap
+            kept = db.iter_documents(mask=keep_docs)
+            log = [*old.updates, IndexUpdate(**record, seconds=0.0, method="rebuild")]
+            manifest = build_index(chain(kept, (doc for doc, _ in plan.fresh)), stage, old.config, progress=progress,
+                                   executor=executor, history=log)
+        record_update(target, stage, plan, retired, record["at"])
     except BaseException:
         staging.discard(stage)
         raise
