@@ -187,6 +187,21 @@ def write_otel_import(text: str, work: Path) -> list[Path]:
     return [work / "otel.jsonl"]
 
 
+def write_recorder_traces(text: str, work: Path) -> list[Path]:
+    """A pipeline's calls recorded with hoprag.record: ``text`` in the question, query, hit, bridge,
+    answer and the error of a block that raised."""
+    import hoprag
+
+    out = work / "recorded.jsonl"
+    with hoprag.record("q1", text, path=out) as r:
+        r.retrieval(text, [{"id": "d1", "text": text, "title": text}], bridge=text)
+        r.answer(text, citations=["d1"])
+    with pytest.raises(RuntimeError):
+        with hoprag.record("q2", text, path=out) as r:
+            raise RuntimeError(text)
+    return [out]
+
+
 def write_shared_traces(text: str, work: Path) -> list[Path]:
     from hoprag.evaluation.sharing import redact_traces_file
 
@@ -310,6 +325,7 @@ DRIVERS: dict[str, Callable[[str, Path], list[Path]]] = {
     "run-traces": write_run_traces,
     "ablation-traces": write_ablation_traces,
     "otel-import": write_otel_import,
+    "recorder-traces": write_recorder_traces,
     "shared-traces": write_shared_traces,
     "store-traces": write_store,
     "store-feedback": write_store,
@@ -319,7 +335,8 @@ DRIVERS: dict[str, Callable[[str, Path], list[Path]]] = {
     "telemetry": write_telemetry,
 }
 # the cheap ones, run on every generated example (the ablation driver runs in the registry test)
-FAST = ("run-traces", "otel-import", "shared-traces", "store-traces", "service-traces", "telemetry")
+FAST = ("run-traces", "otel-import", "recorder-traces", "shared-traces", "store-traces", "service-traces",
+        "telemetry")
 
 
 def survivors(files: list[Path], values: list[str]) -> list[str]:

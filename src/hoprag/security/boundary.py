@@ -34,6 +34,7 @@ WRITERS: dict[str, str] = {
     "run-traces": "the traces file of `hoprag run` (hoprag.pipeline.batch.run_questions)",
     "ablation-traces": "the traces files of `hoprag ablate` (hoprag.evaluation.ablations.run_ablations)",
     "otel-import": "the traces file of `hoprag traces import` (hoprag.otel_import)",
+    "recorder-traces": "the traces a pipeline records with hoprag.record / hoprag.Recorder (hoprag.recorder)",
     "shared-traces": "the copy `hoprag traces redact` writes (hoprag.evaluation.sharing)",
     "store-traces": "the run store's trace rows (RunStore.add_traces)",
     "store-feedback": "the free text of the run store's feedback events (RunStore.add_feedback)",
