@@ -126,3 +126,15 @@ def test_run_as_of_answers_from_the_documents_valid_then(index_dir, tmp_path, ca
     seen = {hit["doc_id"] for line in (tmp_path / "traces.jsonl").read_text(encoding="utf-8").splitlines()[1:]
             for step in json.loads(line)["steps"] for hit in step["hits"]}
     assert seen and seen <= {*VALID_MID_2025, "policy-8"}
+
+
+def test_a_backdated_correction_is_the_one_version_of_its_id_in_a_snapshot(tmp_path):
+    target = tmp_path / "index"
+    build_index([V1, BY_ID["policy-5"]], target)
+    update_index(target, [V2], [])
+    # version 3 takes effect 2025-06-01, inside version 1's valid time (to 2026-01-01): the later given wins
+    v3 = dataclasses.replace(V2, text=V2.text.replace("VERSION 2", "VERSION 3"),
+                             metadata={**V2.metadata, "effective_date": "2025-06-01"})
+    update_index(target, [v3], [])
+    assert "VERSION 3" in open_as_of(target, parse_as_of("2025-09-01"))[0].documents["policy-8"].text
+    assert "VERSION 1" in open_as_of(target, parse_as_of("2025-05-01"))[0].documents["policy-8"].text

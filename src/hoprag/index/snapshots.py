@@ -3,9 +3,9 @@
 ``hoprag search|ask|run INDEX … --as-of DATE`` call :func:`open_as_of`. The **snapshot** at an instant
 is every document valid then (:mod:`hoprag.index.valid_time`): the index's current documents whose
 valid time holds it, in index order, then the versions updates replaced or deleted whose valid time
-holds it (:mod:`hoprag.index.history`), in the order they were retired. At most one version of an id
-is valid at any instant when its versions were given in time order (each new version ends the one
-before it).
+holds it (:mod:`hoprag.index.history`), in the order they were retired. Each new version ends the
+one before it, so an id has one version valid at a time; where versions given out of time order (a
+backdated correction) overlap, the latest given counts.
 
 When the snapshot is the whole current index, the current index is searched. Otherwise the snapshot's
 documents are built into an index of their own with the index's own options (chunking, BM25,
@@ -86,6 +86,7 @@ def snapshot_at(directory: Path, at: datetime, *, axis: Axis = "valid") -> Snaps
     arrived = arrivals(directory)
     starts: list[datetime | None] = []
     chosen: list[bool] = []
+    taken: set[str] = set()
     try:
         conn = sqlite3.connect(f"file:{directory / DB_FILE}?mode=ro", uri=True)
         try:
@@ -102,6 +103,8 @@ def snapshot_at(directory: Path, at: datetime, *, axis: Axis = "valid") -> Snaps
                     start = start or arrived.get(doc_id)
                 starts.append(start)
                 chosen.append((start is None or start <= at) and (end is None or at < end))
+                if chosen[-1]:
+                    taken.add(doc_id)
         finally:
             conn.close()
     except sqlite3.Error as exc:
@@ -110,9 +113,14 @@ def snapshot_at(directory: Path, at: datetime, *, axis: Axis = "valid") -> Snaps
     history = read_versions(directory)
     starts.extend((v.arrived if axis == "recorded" else v.start) for v in history)
     first = None if any(s is None for s in starts) else min((s for s in starts if s is not None), default=None)
-    keep = (v.held_at if axis == "recorded" else v.valid_at for v in history)
+    # a version given out of time order (a backdated correction) could overlap an older one: an id is in
+    # a snapshot once, in its latest version valid then (the current one first, then the latest retired)
+    latest: dict[str, Version] = {}
+    for version in history:
+        if (version.held_at if axis == "recorded" else version.valid_at)(at) and version.id not in taken:
+            latest[version.id] = version
     return Snapshot(at=at, current=np.asarray(chosen, dtype=bool),
-                    versions=tuple(v for v, held in zip(history, keep) if held(at)), first=first)
+                    versions=tuple(sorted(latest.values(), key=lambda v: v.seq)), first=first)
 
 
 def open_as_of(target: str | os.PathLike[str], at: datetime, *, axis: Axis = "valid",
