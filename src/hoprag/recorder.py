@@ -61,7 +61,8 @@ from typing import Any
 from hoprag.document_resolution import DEFAULT_METADATA_KEYS, DocumentResolver, RecordedDocument
 from hoprag.errors import InputError
 from hoprag.io.outputs import check_not_input
-from hoprag.io.traces import TracesHeader, append_trace, check_traces_file, is_header, write_traces
+from hoprag.io.traces import (NotTracesFileError, TracesHeader, append_trace, check_traces_file, is_header,
+                               write_traces)
 from hoprag.jsonl import cut_torn_last_line, end_with_newline, read_jsonl_dicts, torn_last_line
 from hoprag.records import Answer, Citation, Claim, Evidence, Hit, HopStep, Trace
 from hoprag.recorder_hits import RecorderError, as_list, finite, hit_id, read_hit
@@ -127,7 +128,13 @@ class Recorder:
                              fix="pass a file path, e.g. Recorder('traces.jsonl')")
         if not path.exists() or path.stat().st_size == 0:
             return
-        check_traces_file(path)  # never append to a cases file, a corpus or a binary file
+        try:
+            check_traces_file(path)  # never append to a cases file, a corpus or a binary file
+        except NotTracesFileError as exc:
+            reason = str(exc).split(". Fix: ")[0].removeprefix(f"{path}: ").removeprefix(f"{path}:{exc.line}: ")
+            raise NotTracesFileError(reason, source=str(path), line=exc.line,
+                                     fix="record into another file, e.g. hoprag.Recorder('traces.jsonl'); "
+                                         "a file that is not a traces file is never appended to") from None
         if replace:
             self.run_id = self.run_id or _new_run_id()
             write_traces(path, (), header=self._header(), what="the traces file")
@@ -148,10 +155,14 @@ class Recorder:
         """Append ``trace`` as stored (redacted); a new or empty file gets the run's header first."""
         stored = trace_for_storage(trace, "recorder-traces", redact=self.redact)
         with self._lock:
-            if not self._header_checked and (not self.path.exists() or self.path.stat().st_size == 0):
-                append_trace(self.path, self._header())
-            self._header_checked = True
-            append_trace(self.path, stored)
+            try:
+                if not self._header_checked and (not self.path.exists() or self.path.stat().st_size == 0):
+                    append_trace(self.path, self._header())
+                self._header_checked = True
+                append_trace(self.path, stored)
+            except OSError as exc:
+                raise InputError(f"the traces file cannot be written ({exc.strerror or exc})", source=str(self.path),
+                                 fix=f"make it writable (chmod u+w {self.path}) or record into another file") from None
         return stored
 
 
@@ -194,7 +205,8 @@ class CaseRecording:
 
     def retrieval(self, query: str, hits: Iterable[Any], *, bridge: str | Mapping[str, Any] | None = None,
                   hop: int | None = None, retriever: str = "", latency_ms: float | None = None) -> Any:
-        """Record one retrieval call of ``query`` and its ranked ``hits``; returns ``hits`` as given."""
+        """Record one retrieval call of ``query`` and its ranked ``hits``; returns ``hits`` as given
+        (an iterator's hits as a list)."""
         now = time.perf_counter()
         given = as_list(hits, "hits")
         number = len(self._steps) + 1
@@ -212,7 +224,7 @@ class CaseRecording:
         if not self.question:
             self.question = str(query)  # the first query stands for the question, as in the import
         self._mark = time.perf_counter()
-        return hits
+        return hits if isinstance(hits, Sequence) else given  # a generator is spent: its hits as a list
 
     def evidence(self, hits: Iterable[Any]) -> None:
         """The context the answer was given (best first), if not every retrieved document."""
