@@ -113,22 +113,27 @@ def updated_matrix(
     indptr, indices = old.scores["indptr"], old.scores["indices"]
     n_old_terms = len(old.vocab_dict) - 1  # without bm25s's "" column, always the last and empty
     nnz = int(indptr[n_old_terms])
-    new_row = np.cumsum(keep, dtype=np.int64) - 1
+    new_row = np.cumsum(keep, dtype=np.int32) - 1  # rows as the matrix stores them (int32)
     n_kept = int(new_row[-1]) + 1 if keep.size else 0
 
     # 1. kept entries, column by column as stored; their rows renumbered
-    entry_keep = keep[indices[:nnz]]
-    at = np.zeros(nnz + 1, dtype=np.int64)
-    np.cumsum(entry_keep, out=at[1:])
-    kept_count = at[indptr[1 : n_old_terms + 1]] - at[indptr[:n_old_terms]]
-    k_rows = new_row[indices[:nnz][entry_keep]]
-    k_tf = np.asarray(tf[:nnz])[entry_keep]
+    if keep.all():  # only additions: the stored entries as they are (no pass over a mask of every entry)
+        kept_count = np.diff(indptr[: n_old_terms + 1]).astype(np.int64)
+        k_rows = np.asarray(indices[:nnz], dtype=np.int32)
+        k_tf = np.asarray(tf[:nnz])
+    else:
+        entry_keep = keep[indices[:nnz]]
+        at = np.zeros(nnz + 1, dtype=np.int64)
+        np.cumsum(entry_keep, out=at[1:])
+        kept_count = at[indptr[1 : n_old_terms + 1]] - at[indptr[:n_old_terms]]
+        k_rows = new_row[indices[:nnz][entry_keep]]
+        k_tf = np.asarray(tf[:nnz])[entry_keep]
     # new entries, sorted by column (rows ascend within each: they were sorted by row, then term)
     f_rows, f_cols, f_tf, f_len, f_first = fresh.entries()
     stems = fresh.stems()
     n_terms = len(stems)
     by_col = np.argsort(f_cols, kind="stable")
-    f_rows, f_cols, f_tf, f_first = f_rows[by_col] + n_kept, f_cols[by_col], f_tf[by_col], f_first[by_col]
+    f_rows, f_cols, f_tf, f_first = (f_rows[by_col] + n_kept).astype(np.int32), f_cols[by_col], f_tf[by_col], f_first[by_col]
     fresh_count = np.bincount(f_cols, minlength=n_terms).astype(np.int64)
     kept_all = np.zeros(n_terms, dtype=np.int64)
     kept_all[:n_old_terms] = kept_count
@@ -162,18 +167,26 @@ def updated_matrix(
 
     # 3. the columns in their new order, kept entries then new ones in each, every entry scored afresh
     df = count[ranked]
-    segments = np.stack([k_start[ranked], k_rows.size + f_start[ranked]], axis=1).ravel()
-    sizes = np.stack([kept_all[ranked], fresh_count[ranked]], axis=1).ravel()
-    take = _ranges(segments, sizes)
-    rows = np.concatenate([k_rows, f_rows])[take]
-    tfs = narrow_tf(np.concatenate([k_tf.astype(np.uint32), f_tf.astype(np.uint32)])[take])
-    cols = np.repeat(np.arange(ranked.size, dtype=np.int64), df)
+    narrow = k_tf.dtype == np.uint16 and (not f_tf.size or int(f_tf.max()) <= np.iinfo(np.uint16).max)
+    if narrow and ranked.size > 1 and bool(np.all(ranked[1:] > ranked[:-1])):
+        # the columns keep their order (as after additions): each new entry goes in after its column's
+        # kept ones, one insertion pass instead of gathering every entry
+        at_end = (k_start + kept_all)[f_cols]
+        rows = np.insert(k_rows, at_end, f_rows)
+        tfs = np.insert(k_tf, at_end, f_tf.astype(np.uint16))  # narrow_tf's dtype, as a build's
+    else:
+        segments = np.stack([k_start[ranked], k_rows.size + f_start[ranked]], axis=1).ravel()
+        sizes = np.stack([kept_all[ranked], fresh_count[ranked]], axis=1).ravel()
+        take = _ranges(segments, sizes)
+        rows = np.concatenate([k_rows, f_rows])[take]
+        tfs = narrow_tf(np.concatenate([k_tf.astype(np.uint32), f_tf.astype(np.uint32)])[take])
+    cols = np.repeat(np.arange(ranked.size, dtype=np.int32), df)
     all_lengths = np.concatenate([np.asarray(lengths, dtype=np.int64)[keep], f_len.astype(np.int64)])
     n_docs = n_kept + int(f_len.size)
     data, nonoccurrence, params = score_entries(rows, cols, tfs, all_lengths, df, n_docs, bm25,
                                                 bm25s_api=bm25s_scoring(old.params, bm25))
     vocab = {stems[t]: j for j, t in enumerate(ranked.tolist())}
-    arrays = assemble(data, rows.astype(np.int32), df, n_docs, vocab, params, nonoccurrence)
+    arrays = assemble(data, rows.astype(np.int32, copy=False), df, n_docs, vocab, params, nonoccurrence)
     return arrays, tfs, all_lengths
 
 

@@ -254,8 +254,20 @@ class CorpusDB:
         return found
 
     def title_key_rows(self) -> list[tuple[str, int]]:
-        """Every ``(title key, document position)`` row (an update carries the kept ones over)."""
+        """Every ``(title key, document position)`` row."""
         return [(str(key), int(pos)) for key, pos in self._rows("SELECT key, doc_pos FROM title_keys")]
+
+    def title_keys(self, keep: np.ndarray) -> set[str]:
+        """The title keys of the documents the mask ``keep`` keeps (an update carries them over): every
+        distinct key, read from the key index, less those only removed documents have."""
+        keys = {str(key) for (key,) in self._rows("SELECT DISTINCT key FROM title_keys")}
+        removed = np.flatnonzero(~keep).tolist()
+        candidates: set[str] = set()
+        for i in range(0, len(removed), _BATCH):
+            part = removed[i : i + _BATCH]
+            candidates.update(str(key) for (key,) in self._rows(
+                f"SELECT DISTINCT key FROM title_keys WHERE doc_pos IN ({','.join('?' * len(part))})", part))
+        return keys - {key for key in candidates if not self.has_title_keys(key, keep)}
 
     def document_position(self, doc_id: str) -> int | None:
         row = self._one("SELECT pos FROM documents WHERE id = ?", (doc_id,))

@@ -57,6 +57,8 @@ class GraphBuilder:
         self._titles: set[str] = set()
         self._key_ids: dict[str, int] = {}  # entity key -> id, in order of first mention
         self._mention_ids: dict[tuple[str, str, tuple[str, ...]], int] = {}  # (key, kind, words) -> mention id
+        #: a resumed builder's saved mention table (its JSON text, its rows), written again as a prefix
+        self._saved_table: tuple[str, int] | None = None
         self._mention_keys = array("q")  # mention id -> key id
         self._mention_kinds: list[str] = []
         self._mention_words: list[tuple[str, ...]] = []
@@ -232,9 +234,15 @@ class GraphBuilder:
         keys = list(self._key_ids)
         key_of = self._mention_keys.tolist()  # Python ints: indexing an array element by element is slow
         kinds, words = self._mention_kinds, self._mention_words
-        rows = [[keys[key_of[m]], kinds[m], list(words[m])] for m in used.tolist()]
+        saved, kept = self._saved_table or ("[]", 0)
+        if not (used.size >= kept and np.array_equal(used[:kept], np.arange(kept))):
+            saved, kept = "[]", 0  # rows were dropped or moved: the table is written whole
+        rows = [[keys[key_of[m]], kinds[m], list(words[m])] for m in used[kept:].tolist()]
+        text = json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
+        if kept:  # an update that only added: the saved rows, as json.dumps wrote them, then the new ones
+            text = saved[:-1] + ("," + text[1:] if rows else "]")
         directory.mkdir(parents=True, exist_ok=True)
-        (directory / MENTIONS).write_text(json.dumps(rows, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+        (directory / MENTIONS).write_text(text, encoding="utf-8")
         np.save(directory / MENTION_STREAM, remap[stream], allow_pickle=False)
         ends = np.frombuffer(self._ends, dtype=np.int64) if self._ends else np.zeros(0, np.int64)
         np.save(directory / MENTION_ENDS, ends, allow_pickle=False)
@@ -246,12 +254,14 @@ class GraphBuilder:
         the saved chunks) in their order, whose ids are ``chunk_ids``, and the document ``titles`` (keys)
         of the corpus; :meth:`add` then appends new chunks as a build would. ``ValueError``/``OSError``
         when the files are missing or do not fit."""
-        rows = json.loads((directory / MENTIONS).read_text(encoding="utf-8"))
+        saved = (directory / MENTIONS).read_text(encoding="utf-8")
+        rows = json.loads(saved)
         stream = np.load(directory / MENTION_STREAM, allow_pickle=False)
         ends = np.load(directory / MENTION_ENDS, allow_pickle=False)
         if ends.shape != keep.shape or (ends.size and int(ends[-1]) != stream.size) or int(keep.sum()) != len(chunk_ids):
             raise ValueError("the saved mentions do not fit the index's chunks")
         builder = cls(config)
+        builder._saved_table = (saved, len(rows))
         # the table as _mention would grow it row by row (its rows are distinct), built in bulk
         mention_words = [tuple(words) for _, _, words in rows]
         builder._mention_words = mention_words

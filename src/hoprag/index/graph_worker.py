@@ -239,7 +239,7 @@ class GraphWorker:
 def _resumed(config: GraphConfig, index_dir: str, keep_chunks: np.ndarray, keep_docs: np.ndarray,
              db: CorpusDB) -> GraphBuilder:
     """:meth:`GraphBuilder.resumed` for the kept chunks and documents of the index in ``index_dir``."""
-    titles = [key for key, pos in db.title_key_rows() if keep_docs[pos]]
+    titles = db.title_keys(keep_docs)
     # the chunk ids from the graph's own list (one small file) rather than a scan of every chunk's row
     try:
         ids = json.loads((Path(index_dir) / GRAPH_DIR / CHUNK_IDS).read_text(encoding="utf-8"))

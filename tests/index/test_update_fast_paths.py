@@ -1,6 +1,7 @@
-"""An update scores with bm25s's own scoring functions read without importing bm25s (and scipy): the
-scores and the recorded parameters equal those of the build's path, which imports bm25s; an index
-scored by another bm25s version or backend falls back to importing it."""
+"""The short cuts of an index update give what the long way gives: it scores with bm25s's own scoring
+functions read without importing bm25s (and scipy) — scores and recorded parameters equal the build's
+path, which imports bm25s, and an index scored by another bm25s version or backend imports it — and
+reads the kept documents' title keys from the key index instead of every row."""
 
 from __future__ import annotations
 
@@ -46,3 +47,22 @@ def test_an_index_scored_by_another_version_or_with_other_parameters_imports_bm2
     assert bm25s_scoring({**params, "version": "0.0.1"}, bm25) is None
     assert bm25s_scoring({**params, "backend": "numba"}, bm25) is None
     assert bm25s_scoring(params, {**bm25, "k1": bm25["k1"] + 0.1}) is None
+
+
+def test_the_title_keys_an_update_carries_over_are_those_of_the_kept_documents(tmp_path) -> None:
+    """Two documents share a title: removing one keeps its key, removing both drops it."""
+    from hoprag.index.store import build_index, load_index
+    from hoprag.index.entities import title_key
+    from hoprag.records import Document
+
+    docs = [Document(id="a", text="Kestrel Dynamics sells aerial sensors.", title="Project Orion"),
+            Document(id="b", text="The pilot ran for ninety days.", title="Project Orion (2024)"),
+            Document(id="c", text="Tern Basic is a plan.", title="Tern Basic")]
+    build_index(docs, tmp_path / "ix")
+    db = load_index(tmp_path / "ix").chunks.db
+    orion, tern = title_key("Project Orion"), title_key("Tern Basic")
+    assert orion == title_key("Project Orion (2024)")  # the parenthetical is not part of the key
+    assert db.title_keys(np.array([True, True, True])) == {orion, tern}
+    assert db.title_keys(np.array([False, True, True])) == {orion, tern}
+    assert db.title_keys(np.array([False, False, True])) == {tern}
+    assert db.title_keys(np.array([True, True, False])) == {orion}
