@@ -23,17 +23,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hoprag.errors import HopragError
-from hoprag.gates.checks.chunks import ChunkOutput
-from hoprag.gates.checks.data import IngestOutput
-from hoprag.gates.gate import GateReport, GateRow, evaluate_gate
-from hoprag.gates.hooks import StageRunner
-from hoprag.gates.staged_run import StoreSink, new_gate_run_id
-from hoprag.gates.thresholds import Thresholds
-from hoprag.ingest.chunking import ChunkConfig, chunk_document
-from hoprag.records import Document
+
+if TYPE_CHECKING:  # the checks, the gate and the run store load only when a change is gated
+    from hoprag.gates.gate import GateReport, GateRow
+    from hoprag.gates.thresholds import Thresholds
+    from hoprag.ingest.chunking import ChunkConfig
+    from hoprag.records import Document
 
 __all__ = ["CHANGE_ARTIFACT", "GATED_STAGES", "GateBlockedError", "IndexChangeGate", "delta_rules", "index_change_gate"]
 
@@ -51,6 +49,8 @@ class GateBlockedError(HopragError):
 
 def delta_rules(thresholds: Thresholds) -> Thresholds:
     """The rules of ``thresholds`` on the ingest and chunk stages, on their absolute bounds only."""
+    from hoprag.gates.thresholds import Thresholds
+
     kept = [replace(rule, max_drop=None, max_rise=None) for rule in thresholds.rules
             if rule.stage in GATED_STAGES and (rule.min is not None or rule.max is not None)]
     return Thresholds(rules=tuple(kept), source=thresholds.source)
@@ -90,6 +90,13 @@ class IndexChangeGate:
 
     def check(self, documents: Sequence[Document], artifact_before: str | None = None) -> None:
         """Run the ingest and chunk checks on ``documents`` into a new run; raise when a blocking rule fails."""
+        from hoprag.gates.checks.chunks import ChunkOutput
+        from hoprag.gates.checks.data import IngestOutput
+        from hoprag.gates.gate import evaluate_gate
+        from hoprag.gates.hooks import StageRunner
+        from hoprag.gates.staged_run import StoreSink, new_gate_run_id
+        from hoprag.ingest.chunking import chunk_document
+
         self.run_id = run_id = new_gate_run_id()
         self.documents = len(documents)
         source = self.thresholds.source if self.thresholds else None

@@ -78,16 +78,21 @@ def update_index(
     progress: Progress | None = None,
     executor: Any = None,
     delete_source: str = "--delete",
+    check: Callable[[Sequence[Document], str], None] | None = None,
 ) -> UpdateResult:
     """Add ``documents`` new to the index at ``directory``, replace those whose id it holds (a document
-    equal to its stored version changes nothing), delete the ids ``deletes``; see the module doc."""
+    equal to its stored version changes nothing), delete the ids ``deletes``; see the module doc.
+
+    ``check(documents, artifact_id)``: called with the added and replaced documents and the index's
+    artifact id before anything is written (the gates of :mod:`hoprag.gates.index_delta`); what it
+    raises stops the update with the index as it was."""
     target = Path(directory)
     fix = f"build it first: `hoprag index CORPUS --out {target}`, then update it with --update"
     if not (target / MANIFEST).is_file():
         raise InputError("there is no index to update here", source=str(target), fix=fix)
     try:
         with exclusive_lock(target, fix="wait for the other update to finish"):
-            return _update(target, documents, deletes, progress, executor, delete_source)
+            return _update(target, documents, deletes, progress, executor, delete_source, check)
     except FileLockedError as exc:
         raise InputError(f"another process is updating this index ({'PID ' + str(exc.pid) if exc.pid else 'a lock'} "
                          "holds it)", source=str(target), fix="wait for the other update to finish, then run this one") from None
@@ -103,7 +108,7 @@ def read_manifest(directory: str | Path) -> IndexManifest:
 
 
 def _update(target: Path, documents: Iterable[Document], deletes: Sequence[str], progress: Progress | None,
-            executor: Any, delete_source: str) -> UpdateResult:
+            executor: Any, delete_source: str, check: Callable[[Sequence[Document], str], None] | None) -> UpdateResult:
     started = time.perf_counter()
     index = load_index(target)
     db = index.chunks.db
@@ -111,6 +116,8 @@ def _update(target: Path, documents: Iterable[Document], deletes: Sequence[str],
     if not plan.changes:
         return UpdateResult(index.manifest, plan, changed=False)
     old = index.manifest
+    if check is not None:
+        check([doc for doc, _ in plan.fresh], old.artifact_id)
     record = dict(at=_now(), added=plan.added, replaced=len(plan.replaced), deleted=len(plan.deleted),
                   unchanged=plan.unchanged, previous_corpus_hash=old.corpus_hash, previous_artifact_id=old.artifact_id)
     keep_docs = np.ones(old.document_count, dtype=bool)
