@@ -130,5 +130,6 @@ def test_evaluate_scores_as_hoprag_eval_does(mcp_http, enterprise_index: Path) -
     got = scored.structured_content
     assert got["aggregate"] == json.loads(json.dumps(expected["aggregate"]))
     assert [r["case_id"] for r in got["cases"]] == [c["case_id"] for c in cases]
+    assert got["not_assessable"] == {}  # hoprag's own traces carry bridges and citations: every class assessed
     assert empty.is_error and "at least one case and one trace" in _text(empty)
     assert broken.is_error and "traces item 1" in _text(broken) and "Fix:" in _text(broken)

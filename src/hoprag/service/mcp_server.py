@@ -8,7 +8,7 @@ Four tools over the index the service loads (:func:`hoprag.service.app.load_stat
 * ``get_document(doc_id, span)``: a document with a cited span; one above the caller's clearance
   is the same "no document" error as an unknown one;
 * ``evaluate(cases, traces)``: cases and traces (the objects of cases.jsonl and traces.jsonl) scored
-  as ``hoprag eval`` scores them: the aggregate, the earliest failures and one row per case.
+  as ``hoprag eval`` scores them: the aggregate, the earliest failures (and the classes not assessable) and one row per case.
 
 Callers are the service's (:mod:`hoprag.service.access`). Over **stdio** the client is the user who
 started the server: the local caller at ``--clearance``, as on a server without tokens (a tokens file
@@ -137,7 +137,8 @@ def _evaluate(cases: list[dict[str, Any]], traces: list[dict[str, Any]]) -> dict
                              fix="pass the objects of a traces.jsonl that hoprag run wrote") from None
     report = evaluate_chains(parsed, read, judge=TokenContainmentJudge())
     payload = report.to_json()
-    return {"aggregate": payload["aggregate"], "failures": payload["failures"], "cases": payload["cases"]}
+    return {"aggregate": payload["aggregate"], "failures": payload["failures"],
+            "not_assessable": payload["not_assessable"], "cases": payload["cases"]}
 
 
 def mcp_http_app(state: ServiceState, server: MCPServer) -> Any:
