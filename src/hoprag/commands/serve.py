@@ -16,6 +16,8 @@ from hoprag.commands import ACL_LEVELS_OPT
 err = Console(stderr=True)
 
 SERVE_TIMEOUT_OPT = typer.Option(20.0, "--llm-timeout", min=0.1, help="seconds one model call may take")
+#: threads answering questions in each worker process unless --threads says otherwise
+DEFAULT_THREADS = 16
 STORE_HELP = "run store URL (postgresql://… or a SQLite path); default $HOPRAG_STORE or .hoprag/hoprag.db"
 
 
@@ -63,7 +65,12 @@ def register(app: typer.Typer) -> None:
         thresholds: Optional[Path] = typer.Option(None, "--thresholds", help="thresholds YAML for the run browser"),
         cases: Optional[Path] = typer.Option(None, "--cases", help="cases.jsonl: evaluation reports in the run browser"),
         request_timeout: float = typer.Option(30.0, "--request-timeout", min=0.1, help="seconds one request may take"),
-        workers: int = typer.Option(16, "--workers", min=1, max=256, help="threads answering questions"),
+        workers: str = typer.Option(
+            "1", "--workers", metavar="N|auto",
+            help="worker processes answering on the one port (auto: one per usable CPU); each maps the same "
+                 "index files and writes to the same store"),
+        threads: Optional[int] = typer.Option(None, "--threads", min=1, max=256,
+                                              help="threads answering questions in each worker process (default 16)"),
         mcp: Optional[McpTransport] = typer.Option(
             None, "--mcp", help="serve MCP tools (search, ask, get_document, evaluate) instead of the API: stdio "
             "(for an agent that starts hoprag) or http (streamable HTTP at /mcp); pip install 'hoprag[mcp]'"),
@@ -73,6 +80,10 @@ def register(app: typer.Typer) -> None:
         live hops, citations, feedback, runs; or, with --mcp, hoprag's tools to MCP clients."""
         from hoprag.errors import ConfigError
 
+        processes, threads = _processes_and_threads(workers, threads)
+        if mcp is not None and processes > 1:
+            raise ConfigError("--mcp serves from one process: an MCP session lives in the process that opened it. "
+                              "Fix: drop --workers (or pass --workers 1)")
         if mcp is not None:
             try:
                 import mcp as _sdk  # noqa: F401
@@ -104,8 +115,8 @@ def register(app: typer.Typer) -> None:
         config = ServiceConfig(index_dir=index_dir, store=store, tokens=tokens, clearance=clearance, host=host,
                                allow_hosts=tuple(allow_host or ()),
                                acl_levels=acl_levels, unlabelled=unlabelled, engine=spec, run_id=run_id,
-                               thresholds=thresholds, cases=cases, request_timeout=request_timeout, workers=workers)
-        application = create_app(config) if mcp is None else None
+                               thresholds=thresholds, cases=cases, request_timeout=request_timeout, threads=threads)
+        application = create_app(config) if mcp is None and processes == 1 else None
         state = application.state.hoprag if application is not None else load_state(config)
         from hoprag.service.access import access_rule
         from hoprag.service.guard import server_options
@@ -121,9 +132,37 @@ def register(app: typer.Typer) -> None:
         if mcp is not None:
             _serve_mcp(state, mcp, host, port)
             return
+        if processes > 1:
+            from hoprag.service.address import bind_listening_socket
+            from hoprag.service.processes import serve_processes
+
+            listening = bind_listening_socket(host, port)  # bound before it is said: the workers accept on it
+            err.print(f"hoprag serving {state.index.location} on http://{host}:{port}/ · {processes} worker processes "
+                      f"· feedback → run {state.store.feedback_run} · store {state.store.store.display_url}")
+            serve_processes(state, listening, processes, say=lambda text: err.print(f"note: {text}", markup=False))
+            return
         err.print(f"hoprag serving {state.index.location} on http://{host}:{port}/ · feedback → run {state.store.feedback_run} "
                   f"· store {state.store.store.display_url}")
         uvicorn.run(application, host=host, port=port, **server_options())
+
+
+def _processes_and_threads(workers: str, threads: Optional[int]) -> tuple[int, int]:
+    """Worker processes and answering threads per process of ``--workers`` and ``--threads``.
+
+    The last release's ``--workers N`` counted threads. For one release a count above the usable CPUs
+    given without ``--threads`` is read that way (more processes than cores add no throughput), with a
+    note naming the new spelling."""
+    from hoprag.cpus import available_cores
+    from hoprag.service.processes import parse_workers
+
+    cores = available_cores()
+    processes = parse_workers(workers, cores)
+    if threads is None and processes > cores:
+        err.print(f"[yellow]note:[/] --workers now counts processes; {processes} is more than the {cores} usable "
+                  f"CPUs, so it is read as the last release's --workers: {processes} threads answering questions in "
+                  f"one process, now spelt --threads {processes}. The old reading ends with the next release")
+        return 1, processes
+    return processes, threads or DEFAULT_THREADS
 
 
 def _serve_mcp(state: object, transport: McpTransport, host: str, port: int) -> None:

@@ -13,7 +13,7 @@ import socket
 
 from hoprag.errors import ConfigError
 
-__all__ = ["check_listen_address"]
+__all__ = ["bind_listening_socket", "check_listen_address"]
 
 #: ports below this need privileges (root or CAP_NET_BIND_SERVICE) on Unix
 PRIVILEGED_BELOW = 1024
@@ -38,6 +38,23 @@ def check_listen_address(host: str, port: int) -> None:
             probe.listen(1)
     except OSError as exc:
         raise ConfigError(_why(host, port, exc)) from None
+
+
+def bind_listening_socket(host: str, port: int) -> socket.socket:
+    """The socket the worker processes of ``hoprag serve --workers N`` accept on, bound and listening
+    before the server says it is serving; a ConfigError naming the flag when it cannot be."""
+    family, kind, proto, _, address = socket.getaddrinfo(host.strip().strip("[]"), port, type=socket.SOCK_STREAM,
+                                                         flags=socket.AI_PASSIVE)[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(_why(host, port, exc)) from None
+    sock.set_inheritable(True)  # the forked workers accept on it
+    return sock
 
 
 def _why(host: str, port: int, exc: OSError) -> str:

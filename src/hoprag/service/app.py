@@ -81,7 +81,7 @@ def load_state(config: ServiceConfig) -> ServiceState:
 
         cases = load_cases(config.cases)
     return ServiceState(config=config, index=index, policy=policy, pool=pool, store=store, tokens=tokens,
-                        executor=ThreadPoolExecutor(config.workers, thread_name_prefix="hoprag-serve"),
+                        executor=ThreadPoolExecutor(config.threads, thread_name_prefix="hoprag-serve"),
                         thresholds=thresholds, cases=cases)
 
 

@@ -47,7 +47,7 @@ class ServiceConfig(BaseModel):
     cases: Optional[Path] = Field(None, description="cases.jsonl: lets the run browser show evaluation reports")
     request_timeout: float = Field(30.0, gt=0)
     max_body_bytes: int = Field(64 * 1024, ge=1024)
-    workers: int = Field(16, ge=1, le=256, description="threads answering questions")
+    threads: int = Field(16, ge=1, le=256, description="threads answering questions (in each worker process)")
 
 
 class ServiceError(HopragError):
@@ -79,3 +79,7 @@ class ServiceState:
     executor: ThreadPoolExecutor
     thresholds: Any
     cases: Any
+
+    def fresh_executor(self) -> ThreadPoolExecutor:
+        """Answering threads of their own, for a forked worker process (threads do not cross a fork)."""
+        return ThreadPoolExecutor(self.config.threads, thread_name_prefix="hoprag-serve")

@@ -1,0 +1,180 @@
+"""``hoprag serve --workers N``: N real worker processes on one port, one store, a clean stop, no orphans.
+
+Which process answered a request is read from ``/proc``: the server side of the client's kept-alive
+connection is a socket only the worker that accepted it holds.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+
+from service_helpers import free_port
+
+pytestmark = [pytest.mark.integration,
+              pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; forks workers")]
+
+HOPRAG = Path(sys.executable).with_name("hoprag")
+QUESTIONS = ["Who approved the travel policy?", "What is the expense limit for meals?",
+             "Which team owns the VPN service?", "When was the security review held?"]
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2:].split()[1]) == pid:
+                found.append(int(entry.name))
+    return sorted(found)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def _start(index: Path, store: Path, *extra: str) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    server = subprocess.Popen([str(HOPRAG), "serve", str(index), "--port", str(port), "--store", str(store),
+                               "--workers", "2", *extra], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while len(_children(server.pid)) < 2 or not _answers(url):
+        assert server.poll() is None and time.monotonic() < deadline, server.stderr.read()
+        time.sleep(0.1)
+    return server, url
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url + "/api/whoami", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _owner(server_port: int, client_port: int, workers: list[int]) -> int | None:
+    """The worker holding the server side of the connection from ``client_port``."""
+    inode = None
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local, remote = fields[1].split(":")[1], fields[2].split(":")[1]
+        if int(local, 16) == server_port and int(remote, 16) == client_port:
+            inode = fields[9]
+    for pid in workers:
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                if os.readlink(fd) == f"socket:[{inode}]":
+                    return pid
+            except OSError:
+                continue
+    return None
+
+
+def _stop(server: subprocess.Popen, sig: int, *, group: bool = False) -> tuple[int, str]:
+    (os.killpg if group else os.kill)(server.pid, sig)
+    _, err = server.communicate(timeout=60)
+    return server.returncode, err
+
+
+def test_two_workers_answer_on_one_port_keep_every_answer_and_stop_on_sigterm(enterprise_index: Path,
+                                                                                tmp_path: Path) -> None:
+    store = tmp_path / "store.db"
+    server, url = _start(enterprise_index, store)
+    workers = _children(server.pid)
+    port = int(url.rsplit(":", 1)[1])
+
+    def ask(n: int) -> tuple[str, int | None]:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)  # kept open to read its owner
+        try:
+            connection.request("POST", "/api/ask", json.dumps({"question": QUESTIONS[n % len(QUESTIONS)], "store": True}),
+                               {"Content-Type": "application/json"})
+            response = connection.getresponse()
+            body = response.read()
+            assert response.status == 200, body
+            return json.loads(body)["trace_id"], _owner(port, connection.sock.getsockname()[1], workers)
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(12) as pool:
+        answered = list(pool.map(ask, range(36)))
+    assert len(workers) == 2
+    assert {pid for _, pid in answered} == set(workers)  # both processes answered on the one port
+    code, err = _stop(server, signal.SIGTERM)
+    assert code == 0, err
+    assert not [pid for pid in workers if _alive(pid)]  # no orphan
+    assert err.count("hoprag serving") == 1 and "2 worker processes" in " ".join(err.split())
+    with sqlite3.connect(store) as db:  # every answer of both writers is in the one store
+        stored = {row[0] for row in db.execute("SELECT case_id FROM traces")}
+        runs = dict(db.execute("SELECT run_id, status FROM runs").fetchall())
+    assert stored == {trace_id for trace_id, _ in answered}
+    assert set(runs.values()) == {"complete"}
+
+
+def test_a_dead_worker_is_said_and_replaced_and_ctrl_c_stops_them_all(enterprise_index: Path, tmp_path: Path) -> None:
+    server, url = _start(enterprise_index, tmp_path / "store.db")
+    first = _children(server.pid)
+    os.kill(first[0], signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while (len(_children(server.pid)) < 2 or first[0] in _children(server.pid)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    workers = _children(server.pid)
+    assert len(workers) == 2 and first[0] not in workers and first[1] in workers
+    assert _answers(url)
+    code, err = _stop(server, signal.SIGINT, group=True)  # what Ctrl-C in a terminal sends
+    assert code == 0, err
+    assert not [pid for pid in workers if _alive(pid)]
+    said = " ".join(err.split())
+    assert f"worker process {first[0]} was killed by SIGKILL; starting another (2 of 2)" in said
+
+
+def test_a_killed_server_takes_its_workers_with_it(enterprise_index: Path, tmp_path: Path) -> None:
+    server, _ = _start(enterprise_index, tmp_path / "store.db")
+    workers = _children(server.pid)
+    server.kill()
+    server.communicate(timeout=30)
+    deadline = time.monotonic() + 10
+    while [pid for pid in workers if _alive(pid)] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in workers if _alive(pid)]
+
+
+@pytest.mark.parametrize("value", ["0", "abc", "-2"])
+def test_a_bad_workers_value_is_one_message(enterprise_index: Path, tmp_path: Path, value: str) -> None:
+    done = subprocess.run([str(HOPRAG), "serve", str(enterprise_index), "--store", str(tmp_path / "s.db"),
+                           "--port", str(free_port()), f"--workers={value}"], capture_output=True, text=True, timeout=60)
+    said = " ".join(done.stderr.split())
+    assert done.returncode == 2, done.stderr
+    assert f"--workers takes a number of processes from 1 to 256, or auto" in said and repr(value) in said
+    assert "Fix: pass --workers" in said and "Traceback" not in said and "serving" not in said
+
+
+def test_the_last_releases_workers_count_is_read_as_threads(monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from hoprag.commands import serve
+
+    monkeypatch.setattr("hoprag.cpus.available_cores", lambda: 2)
+    assert serve._processes_and_threads("16", None) == (1, 16)  # the last release's --workers 16: 16 threads
+    said = " ".join(capsys.readouterr().err.split())
+    assert "--workers now counts processes" in said and "--threads 16" in said
+    assert serve._processes_and_threads("2", None) == (2, serve.DEFAULT_THREADS)
+    assert serve._processes_and_threads("auto", 4) == (2, 4)
+    assert serve._processes_and_threads("3", 8) == (3, 8)  # with --threads, a count is processes as asked
