@@ -85,3 +85,16 @@ def test_eval_table_json_and_html_say_what_was_not_assessed(tmp_path: Path) -> N
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert note in html and "wrong bridge extraction" not in html and "citation failure" not in html
     assert "hop2 retrieval miss" in html
+
+
+def test_a_release_demanding_attribution_is_not_passed_by_traces_that_cite_nothing(tmp_path: Path) -> None:
+    from hoprag.evaluation.release import decide, parse_policy
+
+    cases = [CASES["ent-014"]]  # (ent-003's wrong answer would fail the release on its own)
+    policy = {"critical": {"case_ids": ["ent-014"]}}
+    plain = evaluate_chains(cases, record(tmp_path / "plain.jsonl", bridges=False, cites=False), ks=(10,))
+    assert decide(cases, plain, parse_policy(policy)).passed  # chain and answer right: attribution not asked for
+    strict = decide(cases, plain, parse_policy({**policy, "critical_attribution": True}))
+    assert strict.reasons == ["critical ent-014: attribution not assessable (traces carry no citations) (needs passed)"]
+    cited = evaluate_chains(cases, record(tmp_path / "cited.jsonl", bridges=True, cites=True), ks=(10,))
+    assert decide(cases, cited, parse_policy({**policy, "critical_attribution": True})).passed

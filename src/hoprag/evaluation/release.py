@@ -21,7 +21,8 @@ Policy (every section optional; see ``examples/release-policy.yaml``)::
     calibration: calibration.json       # the judge's calibration record (path relative to the policy)
 
 A critical case passes when its context holds a complete chain and its answer is right (its earliest
-failure is none, ``citation_failure`` excepted unless ``critical_attribution: true``). The policy's
+failure is none, ``citation_failure`` excepted unless ``critical_attribution: true``, which traces
+that cite nothing fail: their attribution is not assessable). The policy's
 content hash is reported with the decision so the release record says which policy was applied.
 A policy that gates a judge metric (``citation_support``, ``claim_recall``) must name the judge's
 calibration (written by ``hoprag judge calibrate --out``), made for the judge the release scores
@@ -231,11 +232,16 @@ def decide(cases: list[Case], report: ChainReport, policy: Policy,
                               else {})})
     rows = {r["case_id"]: r for r in report.cases}
     strict_attr = bool(policy.raw.get("critical_attribution", False))
+    # attribution demanded of traces that cite nothing is not shown to hold: a failed check, never a pass
+    unshown = strict_attr and "citation_failure" in report.not_assessable
     for case in _critical(cases, policy):
         row = rows[case.case_id]
         failure = row["failure"]
         ok = failure is None or (failure == "citation_failure" and not strict_attr)
-        checks.append({"check": f"critical {case.case_id}", "value": failure or "passed", "threshold": "passed", "passed": ok})
+        value = failure or "passed"
+        if ok and unshown:
+            ok, value = False, "attribution not assessable (traces carry no citations)"
+        checks.append({"check": f"critical {case.case_id}", "value": value, "threshold": "passed", "passed": ok})
     allowed = set((policy.raw.get("timeouts") or {}).get("allowed_fallbacks", ["abstain", "partial"]))
     for row in report.cases:
         if row.get("fallback") in (None, "complete"):
