@@ -99,13 +99,16 @@ def test_a_trace_naming_no_case_is_refused_by_name_or_skipped_and_counted(haysta
         import_otel_traces(haystack_run.spans, tmp_path / "traces.jsonl", lenient=True)
 
 
-def test_eval_and_trec_export_refuse_traces_that_match_no_label(haystack_run, slice_files, tmp_path) -> None:
+def test_eval_and_trec_export_refuse_traces_that_match_no_label(haystack_run, slice_files, tmp_path, capsys) -> None:
     _, cases, _ = slice_files
     traces = tmp_path / "traces.jsonl"
     main(["traces", "import", str(haystack_run.spans), "--out", str(traces), "--cases", str(cases)])  # hashes kept
     for argv in (["eval", str(cases), str(traces)],
                  ["trec", "export", str(cases), str(traces), "--qrels", str(tmp_path / "q"), "--run", str(tmp_path / "r")]):
+        capsys.readouterr()
         with pytest.raises(SystemExit) as stopped:
             main(argv)
         assert stopped.value.code == 2
+        refusal = " ".join(capsys.readouterr().err.split())
+        assert f"{traces}: none of the" in refusal and "--corpus CORPUS" in refusal  # the file, and the fix
     assert not (tmp_path / "r").exists()

@@ -128,6 +128,7 @@ def register(app: typer.Typer) -> None:
         from hoprag.evaluation.calibration_record import judged_metric_meta, load_calibration
         from hoprag.evaluation.chain_eval import evaluate_chains
         from hoprag.evaluation.chain_scoring import named_measure
+        from hoprag.evaluation.label_match import check_traces_meet_labels
         from hoprag.io.traces import read_traces, read_traces_file
         from hoprag.otel_scores import check_endpoint
         from hoprag.render import comparison_table
@@ -142,6 +143,7 @@ def register(app: typer.Typer) -> None:
         cases, labels, corpus_ids = cases_and_labels(cases_file, corpus, span_match)
         read = read_traces_file(traces_file, lenient=lenient)
         traces, excluded = read.traces, list(read.exclusions)
+        check_traces_meet_labels(cases, traces, str(traces_file))  # evaluate_chains refuses too, without the file's name
         oracle_traces = read_traces(oracle) if oracle is not None else None
         report = evaluate_chains(
             cases, traces, ks=tuple(cutoff_given(ks, old_ks)), oracle_traces=oracle_traces, dataset_version=dataset_version(cases_file),
