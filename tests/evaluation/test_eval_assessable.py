@@ -98,3 +98,19 @@ def test_a_release_demanding_attribution_is_not_passed_by_traces_that_cite_nothi
     assert strict.reasons == ["critical ent-014: attribution not assessable (traces carry no citations) (needs passed)"]
     cited = evaluate_chains(cases, record(tmp_path / "cited.jsonl", bridges=True, cites=True), ks=(10,))
     assert decide(cases, cited, parse_policy({**policy, "critical_attribution": True})).passed
+
+
+def test_compare_judges_both_runs_on_the_classes_both_can_show(tmp_path: Path) -> None:
+    from hoprag.evaluation.compare import compare_runs
+
+    cases = [CASES["ent-003"], CASES["ent-014"]]
+    citing = record(tmp_path / "a.jsonl", bridges=True, cites=True)
+    # run A cites on ent-003 but not on ent-014: alone, ent-014 is a citation failure
+    citing[1] = Trace(**{**citing[1].__dict__, "answer": type(citing[1].answer)("KR-West")})
+    assert evaluate_chains(cases, citing).cases[1]["failure"] == "citation_failure"
+    plain = record(tmp_path / "b.jsonl", bridges=False, cites=False)  # run B cites nothing
+    result = compare_runs(cases, citing, plain, k=5, resamples=50)
+    assert result.a.not_assessable == result.b.not_assessable == ALL_THREE
+    assert [r["passed"] for r in result.a.cases] == [r["passed"] for r in result.b.cases] == [False, True]
+    pass_rate = next(r for r in result.rows if r["metric"] == "pass_rate")
+    assert pass_rate["diff"] == 0.0 and result.to_json()["not_assessable"] == ALL_THREE

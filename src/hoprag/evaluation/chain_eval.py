@@ -152,6 +152,7 @@ def evaluate_chains(
     cases_checked: bool = False,
     measures: Sequence[Measure | str] | None = None,
     extra_measures: Sequence[str] = (),
+    lacking: Collection[str] = (),
 ) -> ChainReport:
     """Score ``traces`` (any pipeline) against ``cases`` with every chain metric; see the module doc.
 
@@ -164,13 +165,16 @@ def evaluate_chains(
     ``executor`` scores the cases in batches of ``batch_size`` (default: one batch per worker's share,
     see :func:`hoprag.evaluation.chain_scoring.case_batches`); the report does not depend on either.
     ``cases_checked``: the cases already passed :func:`hoprag.evaluation.graph.check_cases` (as
-    ``hoprag eval`` reads them), so they are not checked again.
+    ``hoprag eval`` reads them), so they are not checked again. ``lacking``: trace fields to treat as
+    missing besides those the traces lack (:func:`hoprag.evaluation.failures.missing_fields`), so two
+    runs compared are assessed on the same failure classes.
     """
     with evaluation_memo(), collector_paused():
         return _evaluate_chains(cases, traces, ks, oracle_traces=oracle_traces, corpus_ids=corpus_ids, context_k=context_k,
                                 judge=judge, dataset_version=dataset_version, exclusions=exclusions,
                                 label_report=label_report, executor=executor or LocalExecutor(), batch_size=batch_size,
-                                cases_checked=cases_checked, measures=measures, extra_measures=extra_measures)
+                                cases_checked=cases_checked, measures=measures, extra_measures=extra_measures,
+                                lacking=lacking)
 
 
 def _evaluate_chains(
@@ -190,6 +194,7 @@ def _evaluate_chains(
     cases_checked: bool,
     measures: Sequence[Measure | str] | None,
     extra_measures: Sequence[str],
+    lacking: Collection[str],
 ) -> ChainReport:
     ks = tuple(dict.fromkeys(ks))
     cases, traces, label_exclusions = _drop_broken_labels(cases, traces, label_report)
@@ -219,7 +224,8 @@ def _evaluate_chains(
     by_case = _last_by_case(traces, known)
     oracle = _last_by_case(oracle_traces, known) if oracle_traces is not None else None
 
-    missing = missing_fields(by_case.values())  # classes the traces carry no fields for are not assessed
+    # classes the traces carry no fields for are not assessed
+    missing = missing_fields(by_case.values()) | frozenset(lacking)
     scoring = ChainScoring(ks, judge, corpus_ids=None if corpus_ids is None else frozenset(corpus_ids), context_k=context_k,
                            measures=chosen, extra=tuple(extra_measures), missing=missing)
     workers = executor.workers or os.cpu_count() or 1

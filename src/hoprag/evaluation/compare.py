@@ -17,6 +17,7 @@ from typing import Any
 
 from hoprag.datasets.schema import Case
 from hoprag.evaluation.chain_eval import ChainReport, evaluate_chains
+from hoprag.evaluation.failures import missing_fields
 from hoprag.evaluation.hops import chain_coverage
 from hoprag.evaluation.memo import evaluation_memo
 from hoprag.evaluation.stats import cluster_of, paired_cluster_bootstrap
@@ -49,6 +50,7 @@ class Comparison:
             "aggregate_b": self.b.aggregate,
             "failures_a": self.a.failures,
             "failures_b": self.b.failures,
+            "not_assessable": self.a.not_assessable,  # the same for both: the classes either run cannot show
         }
 
 
@@ -95,8 +97,11 @@ def _compare_runs(
     equal_budget: bool,
     executor: Executor | None,
 ) -> Comparison:
-    a = evaluate_chains(cases, traces_a, ks=(k,), executor=executor)
-    b = evaluate_chains(cases, traces_b, ks=(k,), executor=executor)
+    # both runs are judged on the failure classes both can show (pass_rate: a run that cites nothing
+    # is not compared on attribution against one that cites)
+    lacking = missing_fields(traces_a) | missing_fields(traces_b)
+    a = evaluate_chains(cases, traces_a, ks=(k,), executor=executor, lacking=lacking)
+    b = evaluate_chains(cases, traces_b, ks=(k,), executor=executor, lacking=lacking)
     clusters = [cluster_of(c, cluster_by) for c in cases]
     rows = []
     for template in metrics:
