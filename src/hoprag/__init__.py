@@ -35,3 +35,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(recorder, name)
     raise AttributeError(f"module 'hoprag' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
