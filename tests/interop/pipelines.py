@@ -44,7 +44,8 @@ def hotpot_slice(out_dir: Path) -> tuple[Any, Path, Path]:
 @contextmanager
 def _exporting(path: Path) -> Iterator[Any]:
     """A tracer provider whose finished spans are written to ``path`` as OTLP JSON, one export
-    request per line (the form the Collector's file exporter writes: hex ids, camelCase keys)."""
+    request per line (the form the Collector's file exporter writes: hex ids, camelCase keys), and
+    beside it (``.binpb``) as the Collector's protobuf stream."""
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -56,6 +57,18 @@ def _exporting(path: Path) -> Iterator[Any]:
     yield provider
     provider.force_flush()
     write_otlp_json(exporter.get_finished_spans(), path)
+    write_otlp_protobuf(exporter.get_finished_spans(), path.with_suffix(".binpb"))
+
+
+def write_otlp_protobuf(spans: Sequence[Any], path: Path, batch: int = 50) -> None:
+    """SDK spans as the SDK's own protobuf requests, each preceded by its length in 4 big-endian bytes
+    (the Collector file exporter's format: proto), in the batches of :func:`write_otlp_json`."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    with path.open("wb") as handle:
+        for start in range(0, len(spans), batch):
+            data = encode_spans(spans[start:start + batch]).SerializeToString()
+            handle.write(len(data).to_bytes(4, "big") + data)
 
 
 def write_otlp_json(spans: Sequence[Any], path: Path, batch: int = 50) -> None:
