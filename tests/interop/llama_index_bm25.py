@@ -1,6 +1,7 @@
 """A BM25 retriever for LlamaIndex nodes, built as llama-index-retrievers-bm25 builds its own (bm25s,
 an English stemmer, ``_retrieve`` traced as a span of its own inside ``retrieve``). That package pins
-PyStemmer below 3, which would change hoprag's own stems, so the test extra cannot install it."""
+PyStemmer below 3, which would change hoprag's own stems, so the test extra cannot install it;
+:class:`BM25Retriever` stands in for it where docs/evaluate-your-pipeline.md imports it."""
 
 from __future__ import annotations
 
@@ -34,3 +35,11 @@ class BM25NodeRetriever(BaseRetriever):
                                 show_progress=False)
         ids, scores = self._bm25.retrieve(tokens, k=self._top_k, show_progress=False)
         return [NodeWithScore(node=self._nodes[int(i)], score=float(s)) for i, s in zip(ids[0], scores[0])]
+
+
+class BM25Retriever(BM25NodeRetriever):
+    """``llama_index.retrievers.bm25.BM25Retriever``'s constructor as docs/evaluate-your-pipeline.md calls it."""
+
+    @classmethod
+    def from_defaults(cls, nodes: Sequence[BaseNode], similarity_top_k: int) -> BM25Retriever:
+        return cls(nodes, top_k=similarity_top_k)
