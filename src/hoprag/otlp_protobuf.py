@@ -185,7 +185,8 @@ class _Reader:
         return InputError(f"is an OTLP protobuf file cut short: {why}", source=self.source, fix=_TRUNCATED_FIX)
 
     def corrupt(self, why: str) -> InputError:
-        return InputError(f"this is not OTLP protobuf: {why}", source=self.source, fix=PROTOBUF_FIX)
+        return InputError(f"this is not OTLP protobuf spans (an ExportTraceServiceRequest): {why}", source=self.source,
+                          fix=f"{PROTOBUF_FIX}; an OTLP metrics or logs file holds no spans")
 
 
 def _fields(reader: _Reader, end: int) -> Iterator[tuple[int, int]]:

@@ -9,6 +9,7 @@ preceded by its length as 4 big-endian bytes (the OpenTelemetry Collector file e
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import random
 import sys
@@ -164,6 +165,16 @@ def test_traces_import_of_protobuf_writes_the_traces_of_json(exported, tmp_path,
     assert written["json"][1]["case_id"] == "ent-003"
 
 
+def _metrics() -> bytes:
+    """An OTLP metrics export: protobuf whose first field is also 1, holding no spans."""
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+
+    request = ExportMetricsServiceRequest()
+    metric = request.resource_metrics.add().scope_metrics.add().metrics.add(name="latency", unit="ms")
+    metric.gauge.data_points.add(as_double=1.5, time_unix_nano=1_700_000_000_000_000_000)
+    return request.SerializeToString()
+
+
 def _bad_files(requests, root: Path) -> dict[str, Path]:
     single = _single(requests, root / "whole.pb").read_bytes()
     stream = _delimited(requests, root / "whole.binpb").read_bytes()
@@ -172,7 +183,11 @@ def _bad_files(requests, root: Path) -> dict[str, Path]:
              "stream cut in its second request": (root / "cut.binpb", stream[: 4 + first + 4 + 40]),
              "stream cut in a length": (root / "cut-length.binpb", stream[: 4 + first + 2]),
              "random binary": (root / "random.bin", b"\x01" + random.Random(7).randbytes(4095)),
-             "empty": (root / "empty.pb", b"")}
+             "empty": (root / "empty.pb", b""),
+             "gzip": (root / "spans.binpb.gz", gzip.compress(stream)),
+             # the Collector's file exporter with compression: zstd compresses each request (a zstd frame)
+             "zstd requests": (root / "zstd.binpb", (9).to_bytes(4, "big") + b"\x28\xb5\x2f\xfd" + b"\x00" * 5),
+             "a metrics export": (root / "metrics.pb", _metrics())}
     for path, data in files.values():
         path.write_bytes(data)
     (root / "spans-dir").mkdir()
@@ -185,6 +200,9 @@ def _bad_files(requests, root: Path) -> dict[str, Path]:
     ("stream cut in a length", "request 2 at byte"),
     ("random binary", "this is not OTLP: neither JSON nor an OTLP protobuf request (it starts with bytes 01 "),
     ("empty", "is empty"),
+    ("gzip", "is gzip-compressed"),
+    ("zstd requests", "request 1 is zstd-compressed"),
+    ("a metrics export", "this is not OTLP protobuf spans (an ExportTraceServiceRequest): the span at byte"),
     ("directory", "is a directory"),
 ])
 def test_a_bad_spans_file_gets_one_message_and_exit_2(exported, tmp_path, capsys, why, says) -> None:
