@@ -223,3 +223,24 @@ def test_stored_text_is_redacted_and_a_cut_off_line_dropped(tmp_path: Path) -> N
     with replaced.case("c4") as r:
         r.answer("again")
     assert [t.case_id for t in read_traces(out)] == ["c4"]
+
+
+def test_the_manual_s_recorder_example_runs_as_written(hotpot, tmp_path: Path, monkeypatch) -> None:
+    import re
+    import runpy
+
+    _, _, cases_file = hotpot
+    page = (Path(__file__).parents[2] / "docs" / "interop.md").read_text(encoding="utf-8")
+    section = page[page.index("## Record a pipeline without OpenTelemetry"):]
+    script = tmp_path / "pipeline.py"
+    script.write_text(re.findall(r"```python\n(.*?)```", section, re.S)[0], encoding="utf-8")
+    (tmp_path / "hotpot").symlink_to(cases_file.parent, target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    runpy.run_path(str(script), run_name="__main__")
+    result = CliRunner().invoke(app, ["eval", "hotpot/cases.jsonl", "traces.jsonl", "--cutoff", "5", "--json", "r.json"])
+    assert result.exit_code == 0, result.output
+    # the page says 0.400: both documents of Kemp's and of Pothos's chain are among the first five
+    # evidence documents (read off the traces), the other three questions miss one
+    payload = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert payload["aggregate"]["chain_coverage@5"] == pytest.approx(2 / 5)
+    assert sorted(r["case_id"] for r in payload["cases"] if r["chain_coverage@5"] == 1.0) == sorted([KEMP, POTHOS])
