@@ -184,6 +184,7 @@ class CaseRecording:
     trace: Trace | None = None
     _steps: list[HopStep] = field(default_factory=list)
     _texts: dict[str, tuple[str, str]] = field(default_factory=dict)  # chunk id -> (text, title)
+    _resolved: dict[tuple[str, str, str], tuple[str, str]] = field(default_factory=dict)  # hit -> (doc, chunk)
     _evidence: list[Evidence] | None = None
     _answer: Answer | None = None
     _start: float = 0.0
@@ -210,9 +211,9 @@ class CaseRecording:
         now = time.perf_counter()
         given = as_list(hits, "hits")
         number = len(self._steps) + 1
-        hop = int(hop) if hop is not None else (self._steps[-1].hop + 1 if self._steps else 1)
-        if hop < 1:
-            raise RecorderError(f"hop {hop} is not a hop", field="hop", fix="number hops from 1, or leave hop out")
+        hop = hop if hop is not None else (self._steps[-1].hop + 1 if self._steps else 1)
+        if not isinstance(hop, int) or isinstance(hop, bool) or hop < 1:
+            raise RecorderError(f"hop {hop!r} is not a hop", field="hop", fix="number hops from 1, or leave hop out")
         records = [self._hit(item, rank, retriever) for rank, item in enumerate(given, start=1)]
         depends = tuple(s.step_id for s in self._steps if s.hop == hop - 1)
         spent = (now - self._mark) * 1000 if latency_ms is None else finite(latency_ms, "latency_ms")
@@ -230,7 +231,7 @@ class CaseRecording:
         """The context the answer was given (best first), if not every retrieved document."""
         out = []
         for rank, item in enumerate(as_list(hits, "evidence"), start=1):
-            hit = self._hit(item, rank, "")
+            hit = self._hit(item, rank, "", retrieved=False)
             step = self._step_of(hit.chunk_id, hit.doc_id)
             text, title = self._texts.get(hit.chunk_id, ("", ""))
             out.append(Evidence(hit=hit, text=text, title=title or hit.title, hop=step.hop if step else 1,
@@ -253,13 +254,20 @@ class CaseRecording:
 
     # --- building the trace ------------------------------------------------------------------------
 
-    def _hit(self, item: Any, rank: int, retriever: str) -> Hit:
+    def _hit(self, item: Any, rank: int, retriever: str, *, retrieved: bool = True) -> Hit:
+        """``item`` as a hit; ``retrieved=False`` (a citation, the evidence): a document a call of this
+        case returned keeps its ids and is not counted again among the resolution routes."""
         found = read_hit(item, rank)
-        if self.recorder.resolver is not None:
+        key = (found.own_id, found.text, repr(sorted(found.metadata.items(), key=lambda kv: str(kv[0]))))
+        known = None if retrieved else self._resolved.get(key)
+        if known is not None:
+            doc_id, chunk_id = known
+        elif self.recorder.resolver is not None:
             resolved = self.recorder.resolver.resolve(RecordedDocument(found.own_id, found.text, dict(found.metadata)))
             doc_id, chunk_id = resolved.doc_id, resolved.chunk_id
         else:
             doc_id = chunk_id = hit_id(found, self.recorder.metadata_keys)
+        self._resolved.setdefault(key, (doc_id, chunk_id))
         title = found.title or str(found.metadata.get("title") or "")
         if found.text and chunk_id not in self._texts:
             self._texts[chunk_id] = (found.text, title)
@@ -274,7 +282,7 @@ class CaseRecording:
         return None
 
     def _citation(self, item: Any) -> Citation:
-        hit = self._hit(item, 1, "")
+        hit = self._hit(item, 1, "", retrieved=False)
         for key in (hit.chunk_id, hit.doc_id):
             for step in self._steps:
                 for logged in step.hits:

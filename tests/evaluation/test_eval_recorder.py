@@ -198,6 +198,8 @@ def test_what_a_misuse_gets(tmp_path: Path, hotpot) -> None:
         (lambda r: r.retrieval("q", [object()]), r"hit 1 \(object\) names no document"),
         (lambda r: r.retrieval("q", [("doc-1", float("nan"))]), "score: nan is not a finite number"),
         (lambda r: (r.answer("a"), r.answer("b")), "already has an answer"),
+        (lambda r: r.retrieval("q", [], hop=0), "hop 0 is not a hop"),
+        (lambda r: r.answer("a", citations="doc-1"), "citations must be a list"),
     ]
     for misuse, message in misuses:
         with pytest.raises(RecorderError, match=message) as caught:

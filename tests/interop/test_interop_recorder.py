@@ -38,6 +38,6 @@ def test_framework_objects_are_recorded_by_their_corpus_ids(slice_files, tmp_pat
         r.answer("Rush", citations=[node, document])
     trace = read_traces(tmp_path / "resolved.jsonl")[0]
     assert [h.doc_id for s in trace.steps for h in s.hits] == [hero.id, peart.id]
-    assert resolved.routes == {"metadata": 2, "content": 2}  # each hit, then each citation
+    assert resolved.routes == {"metadata": 1, "content": 1}  # the citations are the hits: not counted again
     assert [c.hop for c in trace.answer.claims[0].citations] == [1, 2]
     assert [h.score for s in trace.steps for h in s.hits] == [2.5, 1.5]
