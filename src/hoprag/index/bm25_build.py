@@ -23,7 +23,7 @@ from hoprag.index.tokenize import TOKEN_PATTERN, Tokenizer
 
 __all__ = ["BM25Builder", "assemble", "narrow_tf", "score_entries"]
 
-_SLICE = 4_000_000  # (chunk, term) pairs scored at a time: caps the float64 temporaries
+_SLICE = 1_000_000  # (chunk, term) pairs scored at a time: caps the float64 temporaries (≈ 8 MB each)
 
 
 class _Vocabulary(dict):  # type: ignore[type-arg]
@@ -50,7 +50,10 @@ class BM25Builder:
         self._vocab = _Vocabulary(tokenizer)
         self._split = re.compile(TOKEN_PATTERN).findall
         self._fold = tokenizer.fold
-        self._keys: list[np.ndarray] = []  # per batch: chunk << 32 | term, sorted, unique
+        # per batch, entries sorted by chunk then term: each entry's term id (int32), each chunk's
+        # number of entries, each entry's tf (uint16 where it fits): 6 bytes an entry, not 12 as int64 keys
+        self._cols: list[np.ndarray] = []
+        self._counts: list[np.ndarray] = []
         self._tfs: list[np.ndarray] = []
         self._lengths: list[np.ndarray] = []
         self._firsts: list[np.ndarray] = []  # with add(ordered=True): where each entry's term first occurs
@@ -80,19 +83,22 @@ class BM25Builder:
             self._firsts.append(first - np.repeat(np.cumsum(lengths) - lengths, lengths)[first])
         else:
             keys, tfs = np.unique((chunks << 32) | terms, return_counts=True)
-        self._keys.append(keys)
-        self._tfs.append(tfs.astype(np.uint32))
+        self._cols.append((keys & 0xFFFFFFFF).astype(np.int32))
+        self._counts.append(np.bincount((keys >> 32) - self.count, minlength=len(texts)).astype(np.int32))
+        self._tfs.append(narrow_tf(tfs))
         self._lengths.append(lengths)
         self.count += len(texts)
 
     def entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(rows, cols, tfs, lengths, firsts)`` of every chunk added with ``ordered=True``: the
         (chunk, term) entries sorted by chunk then term id, and each term's first token position in its chunk."""
-        keys = np.concatenate(self._keys) if self._keys else np.zeros(0, dtype=np.int64)
+        cols = np.concatenate(self._cols).astype(np.int64) if self._cols else np.zeros(0, dtype=np.int64)
+        counts = np.concatenate(self._counts) if self._counts else np.zeros(0, dtype=np.int32)
+        rows = np.repeat(np.arange(counts.size, dtype=np.int64), counts)
         lengths = np.concatenate(self._lengths) if self._lengths else np.zeros(0, dtype=np.int64)
         firsts = np.concatenate(self._firsts) if self._firsts else np.zeros(0, dtype=np.int64)
-        tfs = np.concatenate(self._tfs) if self._tfs else np.zeros(0, dtype=np.uint32)
-        return (keys >> 32), (keys & 0xFFFFFFFF), tfs, lengths, firsts
+        tfs = np.concatenate(self._tfs).astype(np.uint32) if self._tfs else np.zeros(0, dtype=np.uint32)
+        return rows, cols, tfs, lengths, firsts
 
     def stems(self) -> list[str]:
         """Every stem by term id."""
@@ -109,23 +115,28 @@ class BM25Builder:
                 "the corpus has no indexable words (only stopwords, punctuation or one-letter tokens)",
                 fix="index documents with real text",
             )
-        keys = np.concatenate(self._keys)
-        self._keys.clear()
-        tfs = narrow_tf(np.concatenate(self._tfs))
+        import scipy.sparse  # bm25s imports it for scoring anyway
+
+        cols = np.concatenate(self._cols)
+        self._cols.clear()
+        tfs = narrow_tf(np.concatenate(self._tfs))  # uint16 unless a batch needed uint32
         self._tfs.clear()
+        row_ends = np.zeros(self.count + 1, dtype=np.int64 if cols.size >= 2**31 else np.int32)
+        np.cumsum(np.concatenate(self._counts), out=row_ends[1:])
+        self._counts.clear()
         lengths = np.concatenate(self._lengths) if self._lengths else np.zeros(0, dtype=np.int64)
-        rows = (keys >> 32).astype(np.int32)
-        cols = (keys & 0xFFFFFFFF).astype(np.int32)
-        del keys
         n_vocab = len(vocab)
         df = np.bincount(cols, minlength=n_vocab)
-        data, nonoccurrence, params = score_entries(rows, cols, tfs, lengths, df, self.count, self.params)
-        order = np.argsort(cols, kind="stable")  # rows ascend within a column: CSC order
-        self.tf_csc = tfs[order]
-        del tfs
-        data = data[order]
-        indices = rows[order]
-        del order, rows
+        # CSR (chunk rows) to CSC (term columns) by scipy's counting sort: rows ascend within a column,
+        # as bm25s stores them, without an int64 permutation of every entry
+        csc = scipy.sparse.csr_matrix((tfs, cols, row_ends), shape=(self.count, n_vocab), copy=False).tocsc()
+        del cols, tfs, row_ends
+        self.tf_csc, indices = csc.data, csc.indices.astype(np.int32, copy=False)
+        del csc
+        # scored in CSC order: each score depends only on its entry and the corpus statistics
+        columns = np.repeat(np.arange(n_vocab, dtype=np.int32), df)
+        data, nonoccurrence, params = score_entries(indices, columns, self.tf_csc, lengths, df, self.count, self.params)
+        del columns
         self.lengths = lengths
         return assemble(data, indices, df, self.count, dict(vocab), params, nonoccurrence)
 

@@ -129,9 +129,11 @@ class GraphBuilder:
         row_of = np.cumsum(kept) - 1  # rank -> entity row (where kept)
         keep = kept[rank_of]
         chunks, rows = chunk_of[keep], row_of[rank_of[keep]]
+        del pairs, chunk_of, rank_of, keep  # a build's peak memory: gone before the matrices are made
         entities = int(np.count_nonzero(kept))
         mentioned = CsrArrays(_indptr(chunks, n), rows.astype(np.int32), None, (n, entities))
         mentions = _transpose(mentioned, chunks, rows)
+        del chunks, rows
         # a key that is a document title is kind "title" wherever it is mentioned; any other keeps
         # the kind of its first mention in chunk order
         titles = self._titles
@@ -200,7 +202,9 @@ class GraphBuilder:
         naming = mentions >= 0
         mentions, chunks = mentions[naming], chunks[naming]
         keys = np.frombuffer(self._mention_keys, dtype=np.int64) if self._mention_keys else np.zeros(0, np.int64)
-        pairs = [chunks * width + rank[keys[mentions]]]
+        own = chunks * width
+        own += rank[keys[mentions]]  # in place: each int64 temporary is a build's peak at scale
+        pairs = [own]
         if subs:
             named = sub_counts[mentions] > 0
             mentions, chunks = mentions[named], chunks[named]
@@ -208,7 +212,9 @@ class GraphBuilder:
             first = (np.cumsum(sub_counts) - sub_counts)[mentions]
             at = np.arange(int(per.sum()), dtype=np.int64) - np.repeat(np.cumsum(per) - per - first, per)
             pairs.append(np.repeat(chunks, per) * width + rank[np.asarray(subs, dtype=np.int64)[at]])
-        flat = np.sort(np.concatenate(pairs))
+        flat = np.concatenate(pairs) if len(pairs) > 1 else own
+        del pairs, own, chunks, mentions
+        flat.sort()
         return flat[np.concatenate(([True], flat[1:] != flat[:-1]))] if flat.size else flat
 
     def finish(self, index_dir: Path) -> GraphInfo:
