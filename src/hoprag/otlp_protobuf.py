@@ -106,11 +106,11 @@ def iter_protobuf_spans(path: str | Path, keep: Callable[[str], bool], *,
             if start + length > size:
                 raise reader.truncated(f"request {number} at byte {start - 4} says it holds {length} bytes; the file "
                                        f"ends {size - start} bytes later")
-            if handle.peek(4)[:4] == _ZSTD:
+            if length >= 4 and reader.take(4, size) == _ZSTD:
                 raise InputError(f"request {number} is zstd-compressed (the Collector's file exporter with "
                                  f"compression: zstd)", source=reader.source,
-                                 fix="configure the file exporter without compression (format: proto, no "
-                                 "compression), or with format: json")
+                                 fix="configure the file exporter without compression (format: proto or json)")
+            reader.seek(start)
             yield from _request(reader, start + length, schema, keep)
             reader.seek(start + length)
 
