@@ -128,6 +128,13 @@ def test_a_store_without_thresholds_records_the_checks_without_a_verdict(work: P
         assert {(m.stage, m.name): m.value for m in store.metrics(run.run_id)}[("ingest", "pii_hits")] == 4
 
 
+def test_thresholds_without_ingest_or_chunk_rules_decide_nothing(work: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules = work / "retrieval.yaml"
+    rules.write_text("retrieve:\n  nDCG@10: {min: 0.3}\n", encoding="utf-8")  # no rule on this change's stages
+    code, out, _ = _run(_update(work, "pii.jsonl", "--thresholds", rules), capsys)
+    assert code == 0 and "retrieval.yaml has no ingest or chunk rule with a min or max to decide" in " ".join(out.split())
+
+
 def test_a_gated_build_checks_every_document_and_a_blocked_build_writes_nothing(
         work: Path, capsys: pytest.CaptureFixture[str]) -> None:
     corpus = _write(work / "all.jsonl", ROWS[:20] + [{**ROWS[25], "text": ""}])

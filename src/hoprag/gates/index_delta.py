@@ -70,6 +70,7 @@ class IndexChangeGate:
         self.target = target
         self.run_id: str | None = None
         self.report: GateReport | None = None
+        self.report_source = thresholds.source if thresholds is not None else ""
         self.documents = 0
 
     @property
@@ -80,8 +81,12 @@ class IndexChangeGate:
         """One line for the run and the verdict, one per warning (none when nothing was checked)."""
         if self.run_id is None:
             return []
-        verdict = ("recorded without a verdict (no --thresholds)" if self.report is None
-                   else f"passed, {len(self.warnings)} warning(s)")
+        if self.report is None:
+            verdict = "recorded without a verdict (no --thresholds)"
+        elif not any(row.threshold for row in self.report.rows):  # no rule of FILE applied, only the hook rows
+            verdict = f"recorded; {self.report_source} has no ingest or chunk rule with a min or max to decide"
+        else:
+            verdict = f"passed, {len(self.warnings)} warning(s)"
         lines = [f"gates on {self.documents} document(s): {verdict}; run {self.run_id} in {self.store.display_url}"]
         for row in self.warnings:
             value = "missing" if row.value is None else f"{row.value:g}"
@@ -196,5 +201,5 @@ def _blocked_message(report: GateReport, emitted: Sequence[Any], run_id: str, wh
     fixes = list(dict.fromkeys(_fix_for(row.metric) for row in failures))
     return (f"the gates blocked this change ({len(failures)} blocking failure(s) on its documents: "
             f"{'; '.join(parts)}); {target} is unchanged, and the checks are run {run_id} in {where} "
-            f"(`hoprag runs list`). Fix: {'; '.join(fixes)}, then run the command again, or change the rule in "
+            f"(`hoprag runs list`, with the same --store). Fix: {'; '.join(fixes)}, then run the command again, or change the rule in "
             f"{thresholds.source}")
