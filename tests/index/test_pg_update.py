@@ -26,6 +26,7 @@ from hoprag.index.manifest import IndexConfig
 from hoprag.index.open import open_index
 from hoprag.index.pg_build import build_pg_index
 from hoprag.index.pg_update import update_pg_index
+from hoprag.records import Document
 from tests.index.test_index_update import DOCS, QUESTIONS, _expected, _steps
 
 pytestmark = pytest.mark.integration
@@ -147,6 +148,19 @@ def test_an_update_records_its_change_and_keeps_clearance(database):
         update_pg_index(_url(database, "nothing"), [DOCS[1]], [])
 
 
+def test_the_corpus_hash_is_a_builds_whatever_the_characters_and_metadata(database):
+    """The server writes each kept record's canonical JSON; strings that need escaping, characters
+    beyond ASCII and nested metadata digest as the build's ``canonical_record`` does."""
+    odd = Document(id="odd-1", title='Quote " and back\\slash', text="Tab\there, bell \x07, line\nbreak, é ß 中文 🦘 \u2028.",
+                   source="s/1", version="v1", timestamp="2026-01-01", doc_type="memo", acl="internal",
+                   metadata={"z": [1, 2.5, None, True], "a": {"nested": "ünï", "n": -3}, "empty": {}, "f": 0.1})
+    plain = dataclasses.replace(DOCS[2], metadata={})
+    url, rebuilt = _url(database, "hashes"), _url(database, "hashes_r")
+    build_pg_index([odd, plain, DOCS[3]], url)
+    result = update_pg_index(url, [DOCS[4]], [DOCS[3].id])
+    assert result.manifest.corpus_hash == build_pg_index([odd, plain, DOCS[4]], rebuilt).corpus_hash
+
+
 def test_an_update_that_fails_or_is_killed_leaves_the_previous_index(database, tmp_path):
     url = _url(database, "killed")
     build_pg_index(DOCS[:8], url, CONFIG)
@@ -184,6 +198,7 @@ def test_two_updates_at_once_are_refused_and_readers_see_old_or_new(database):
     reader = open_index(url)  # opened before the update, and kept open through it
     question = QUESTIONS[0]
     old = [(h.chunk_id, h.score) for h in reader.bm25.retrieve(question, k=10)]
+    assert reader.documents[DOCS[3].id].id == DOCS[3].id  # read, and cached
     inside, release, errors = threading.Event(), threading.Event(), []
 
     def pause(stage: str, done: int, total: int) -> None:
@@ -215,6 +230,10 @@ def test_two_updates_at_once_are_refused_and_readers_see_old_or_new(database):
     assert expected != old
     # committed: the same open reader ranks with the new statistics, as a rebuild does
     assert [(h.chunk_id, h.score) for h in reader.bm25.retrieve(question, k=10)] == expected
+    # and, having met the new index, no longer serves what it had cached of the old one
+    assert DOCS[3].id not in reader.documents and DOCS[12].id in reader.documents
+    assert (len(reader.documents), len(reader.chunks)) == (12, reader.manifest.chunk_count)
+    assert reader.manifest.updates[-1].deleted == 2
     reader.close()
 
 

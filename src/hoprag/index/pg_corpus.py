@@ -71,12 +71,16 @@ class PgCorpus:
                  level_counts: Mapping[str, tuple[int, int]], tokenizer: Tokenizer) -> None:
         self.pool = pool
         self.s = quote(schema)
+        self.tokenizer = tokenizer
+        self.reset(documents=documents, chunks=chunks, level_counts=level_counts)
+
+    def reset(self, *, documents: int, chunks: int, level_counts: Mapping[str, tuple[int, int]]) -> None:
+        """Take the index's counts (again) and forget every row and statistic read so far."""
         self.document_count = documents
         self.chunk_count = chunks
-        #: acl level -> (documents, chunks) of that level, as the build counted them
+        #: acl level -> (documents, chunks) of that level, as the build (or the last update) counted them
         self.level_counts = dict(level_counts)
         self.levels = frozenset(self.level_counts)
-        self.tokenizer = tokenizer
         self._chunks = _Lru(_CHUNK_CACHE)
         self._documents = _Lru(_DOCUMENT_CACHE)
         # per term / title key, over every level: each view sums or tests the levels it may see
@@ -93,7 +97,7 @@ class PgCorpus:
         """``(documents, chunks)`` a view of ``levels`` holds."""
         if levels is None:
             return self.document_count, self.chunk_count
-        shown = [self.level_counts[level] for level in levels]
+        shown = [self.level_counts.get(level, (0, 0)) for level in levels]  # a level an update emptied: none
         return sum(d for d, _ in shown), sum(c for _, c in shown)
 
     def rows(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
@@ -232,7 +236,10 @@ class PgTermStats:
     def __init__(self, corpus: PgCorpus, levels: Levels = None) -> None:
         self._corpus = corpus
         self._levels = levels
-        self.count = corpus.counts(levels)[1]
+
+    @property
+    def count(self) -> int:
+        return self._corpus.counts(self._levels)[1]
 
     def df(self, term: str) -> int:
         return self._corpus.document_frequency(term, self._levels)

@@ -15,6 +15,10 @@ not leave it short, and an exact scan otherwise or whenever the HNSW scan return
 Filters, exclusions and the caller's clearance are ``WHERE`` clauses of the ranking query itself,
 applied before ``LIMIT k``: a caller gets ``k`` allowed hits whenever ``k`` exist, and a chunk above
 its clearance is never a candidate. Ties are broken by chunk order, as in the local index.
+
+An index changed while open (``hoprag index --out postgresql://… --update``, or a rebuild) is noticed
+by the next ranking query, which reads the index's artifact id in its own snapshot: the open index
+then reads its manifest and counts again and forgets the rows it had cached (:meth:`PgIndex.refresh`).
 """
 
 from __future__ import annotations
@@ -50,6 +54,9 @@ SMALL_DOCUMENT = 8192
 _HIT_COLUMNS = ('c.pos, c.id, c.doc_id, c.start, c."end", d.title, c.text, c.index, d.acl_level, '
                 f"CASE WHEN d.size <= {SMALL_DOCUMENT} THEN d.body::text END")
 _QUERY_CACHE = 2048
+#: the index's artifact id, read in each ranking query's own snapshot: an open index that meets a new one
+#: (an update or a rebuild committed since it was read) reads its counts again and forgets its cached rows
+_ARTIFACT = "(SELECT body->>'artifact_id' FROM {s}.manifest WHERE id = 1)"
 
 
 def where_clause(filters: Filters | None, exclude: Collection[str], clearance: Clearance | None) -> tuple[str, list[Any]]:
@@ -87,8 +94,13 @@ def where_clause(filters: Filters | None, exclude: Collection[str], clearance: C
     return (" AND ".join(parts) if parts else "TRUE"), params
 
 
-def _hits(rows: list[tuple[Any, ...]], retriever: str, corpus: PgCorpus) -> list[Hit]:
-    """The hits of ranked rows; their chunks are kept, as the engine and rendering read them next."""
+def _hits(rows: list[tuple[Any, ...]], retriever: str, index: PgIndex) -> list[Hit]:
+    """The hits of ranked rows (hit columns, score, artifact id); their chunks are kept, as the engine
+    and rendering read them next."""
+    if rows and rows[0][-1] != index.manifest.artifact_id:
+        index.refresh()
+    rows = [row[:-1] for row in rows]
+    corpus = index.corpus
     corpus.remember_chunks((Chunk(cid, did, text, start, end, index), level)
                            for _pos, cid, did, start, end, _title, text, index, level, _body, _score in rows)
     corpus.remember_documents((did, body, level) for _pos, _cid, did, *_hit, level, body, _score in rows)
@@ -108,7 +120,7 @@ class PgBM25Retriever:
         self.k1, self.b = params.k1, params.b
         s = quote(index.target.schema)
         score = (
-            f"SELECT {_HIT_COLUMNS}, s.score FROM ("
+            f"SELECT {_HIT_COLUMNS}, s.score, {_ARTIFACT.format(s=s)} FROM ("
             # avgdl from the manifest in the query's own snapshot: an update changes it with the postings;
             # the terms summed in query order, so a score's float8 rounding does not depend on how the rows
             # lie on disk (an updated index scores as its rebuild, bit for bit)
@@ -151,7 +163,7 @@ class PgBM25Retriever:
         with self.index.pool.borrow() as conn:
             sql = self._open_sql if not params else self._sql.replace("{where}", where)
             rows = conn.execute(sql, args).fetchall()
-        return _hits(rows, self.name, self.index.corpus)
+        return _hits(rows, self.name, self.index)
 
     def retrieve_many(self, queries: Iterable[str], k: int = 10, **options: Any) -> list[list[Hit]]:
         """``retrieve`` for each query, same filters, exclusions and clearance."""
@@ -177,7 +189,7 @@ class PgDenseRetriever:
                 f"JOIN {s}.documents d ON d.pos = c.doc_pos WHERE {{where}}")
         # the k best positions first, then their rows: the hit columns are read for k chunks, not for
         # every chunk an exact scan sorts
-        rows = (f"SELECT {_HIT_COLUMNS}, s.score FROM ({{ranked}}) s JOIN {s}.chunks c ON c.pos = s.pos "
+        rows = (f"SELECT {_HIT_COLUMNS}, s.score, {_ARTIFACT.format(s=s)} FROM ({{ranked}}) s JOIN {s}.chunks c ON c.pos = s.pos "
                 f"JOIN {s}.documents d ON d.pos = c.doc_pos ORDER BY s.score DESC, c.pos")
         # ordering by the bare distance lets the planner walk the HNSW index; ordering by the negated
         # score and the chunk position cannot use it, so that query is an exact scan
@@ -228,10 +240,10 @@ class PgDenseRetriever:
                     conn.execute(f"SET LOCAL hnsw.ef_search = {min(1000, max(100, 2 * k))}")
                     rows = conn.execute(self._hnsw_sql.replace("{where}", where), [literal, *params, literal, k]).fetchall()
                 if len(rows) == k:
-                    rows.sort(key=lambda r: (-r[-1], r[0]))
-                    return _hits(rows, self.name, self.index.corpus)
+                    rows.sort(key=lambda r: (-r[-2], r[0]))
+                    return _hits(rows, self.name, self.index)
             rows = conn.execute(self._exact_sql.replace("{where}", where), [literal, *params, k]).fetchall()
-        return _hits(rows, self.name, self.index.corpus)
+        return _hits(rows, self.name, self.index)
 
     def retrieve_many(self, queries: Iterable[str], k: int = 10, **options: Any) -> list[list[Hit]]:
         """``retrieve`` for each query, same filters, exclusions and clearance."""
@@ -302,6 +314,17 @@ class PgIndex(Index):
         if mode == "hybrid":
             return HybridRetriever(self.bm25, self.dense(mode=mode), fusion=fusion, **options)  # type: ignore[arg-type]
         raise ConfigError(f"unknown retrieval mode '{mode}'; valid: {', '.join(MODES)}")
+
+    def refresh(self) -> None:
+        """Read the manifest and the per-level counts again and forget the cached rows: the index
+        changed since it was opened (an update or a rebuild committed)."""
+        s = quote(self.target.schema)
+        with self.pool.borrow() as conn:
+            body, avgdl = conn.execute(f"SELECT body, avgdl FROM {s}.manifest WHERE id = 1").fetchone()
+            levels = conn.execute(f"SELECT acl_level, documents, chunks FROM {s}.acl_levels").fetchall()
+        self.manifest, self.avgdl = IndexManifest.model_validate(body), float(avgdl)
+        self.corpus.reset(documents=self.manifest.document_count, chunks=self.manifest.chunk_count,
+                          level_counts={level: (d, c) for level, d, c in levels})
 
     def close(self) -> None:
         self.pool.close()
