@@ -1,6 +1,6 @@
-"""docs/evaluate-your-pipeline.md runs as written: its pipeline scripts and its shell commands, in a fresh directory over
-the bundled HotpotQA slice, exit 0, and hoprag's scores equal a computation from what the pipelines'
-retrievers themselves returned (recorded by run_recorded.py), so the page cannot rot."""
+"""docs/evaluate-your-pipeline.md runs as written: its pipeline scripts and its shell commands, in a
+fresh directory over the bundled HotpotQA slice, exit 0, and hoprag's scores equal a computation from
+what the pipelines' retrievers themselves returned (recorded by run_recorded.py), so the page cannot rot."""
 
 from __future__ import annotations
 

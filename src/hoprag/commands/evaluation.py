@@ -73,8 +73,6 @@ def checked_cases(path: Path) -> list:
 def report_trace_problems(report: Any, *, strict: bool, excluded: int = 0) -> None:
     """Warn about traces not scored as given (``eval``, ``chain-eval``); ``--strict`` makes
     duplicates and unknown case ids exit 1."""
-    from rich.markup import escape
-
     if excluded:
         err.print(f"[yellow]warning:[/] {excluded} trace line(s) excluded (--lenient); --json lists them under 'exclusions'")
     for warning in report.trace_warnings():
@@ -143,7 +141,8 @@ def register(app: typer.Typer) -> None:
         cases, labels, corpus_ids = cases_and_labels(cases_file, corpus, span_match)
         read = read_traces_file(traces_file, lenient=lenient)
         traces, excluded = read.traces, list(read.exclusions)
-        check_traces_meet_labels(cases, traces, str(traces_file))  # evaluate_chains refuses too, without the file's name
+        if unmatched := check_traces_meet_labels(cases, traces, str(traces_file), corpus_ids=corpus_ids):
+            err.print(f"[yellow]warning:[/] {escape(str(traces_file))}: {escape(unmatched)}")
         oracle_traces = read_traces(oracle) if oracle is not None else None
         report = evaluate_chains(
             cases, traces, ks=tuple(cutoff_given(ks, old_ks)), oracle_traces=oracle_traces, dataset_version=dataset_version(cases_file),
@@ -307,7 +306,8 @@ def register(app: typer.Typer) -> None:
 
         cases = checked_cases(cases_file)
         traces = list(read_traces(traces_file))
-        check_traces_meet_labels(cases, traces, str(traces_file))  # never a run that matches no qrels
+        if unmatched := check_traces_meet_labels(cases, traces, str(traces_file)):  # never a run matching no qrels
+            err.print(f"[yellow]warning:[/] {escape(str(traces_file))}: {escape(unmatched)}")
         n_q = write_qrels(qrels, qrels_from_cases(cases))
         n_r = write_run(run, run_from_traces(traces, source), tag=tag)
         out.print(f"wrote {n_q} qrels lines → {qrels}, {n_r} run lines → {run}")
