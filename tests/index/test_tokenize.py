@@ -70,3 +70,16 @@ def test_stopwords_are_folded_with_the_text() -> None:
     # bm25s's German list spells 'für' and 'über': folded, they still drop 'fur' and 'uber'
     assert Tokenizer(stemmer=None, stopwords="de").query("Musik für Kinder über Lieder") == ["musik", "kinder", "lieder"]
     assert Tokenizer(stemmer=None, stopwords="de", fold_accents=False).query("Musik fur Kinder") == ["musik", "fur", "kinder"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(ALPHABET + ["a", "ab", "_", "\u0301", "١٢", "日本", "\t"]), max_size=40).map("".join))
+def test_build_word_pattern_finds_the_token_pattern_words(text: str) -> None:
+    # the index build splits with the faster pattern; it must find exactly what TOKEN_PATTERN finds
+    import re
+
+    from hoprag.index.bm25_build import WORD_RUNS
+    from hoprag.index.tokenize import TOKEN_PATTERN
+
+    assert re.findall(WORD_RUNS, text) == re.findall(TOKEN_PATTERN, text)
+    assert re.findall(WORD_RUNS, text.lower()) == re.findall(TOKEN_PATTERN, text.lower())
