@@ -23,8 +23,14 @@ measured with the graph hop off (``--no-graph``), alternating with the runs that
 share the machine's load.
 
     python bench/index_scale.py --passages 100000 [--work DIR] [--json OUT] [--reuse-index]
+    python bench/index_scale.py --passages 100000 --build-only --rounds 2   # the build bar alone
 
-Bars (issue 12): build <= 1.5x raw bm25s time and peak RSS, load <= 2 s, BM25 p50 <= raw, ask cold
+``--build-only`` times only the two builds, alternating ``--rounds`` times on the same corpus, and
+prints each round's ratios: wall time, CPU time, and peak RSS with the graph worker counted (the
+building process's peak plus the worker's, an upper bound since the two need not peak at once; the
+RSS of the whole process tree sampled every 20 ms is printed beside it when psutil is installed).
+
+Bars (issue 12, 28): build <= 1.5x raw bm25s time and <= 1.2x its peak RSS, load <= 2 s, BM25 p50 <= raw, ask cold
 start <= 3 s, first multi-hop question <= 2x the later p95; multi-hop with the graph hop <= 2x without
 it, and its p50 at 1M <= 2x its p50 at 10k (run ``--passages 10000`` too). With the graph hop it also
 prints how many walks the edge budget cut short.
@@ -74,18 +80,51 @@ def write_corpus(path: Path, passages: int) -> dict[str, int]:
     return {"pooled": len(docs), "copies": copy, "documents": passages}
 
 
-def _child(args: list[str], *, env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Run a process; its wall seconds, CPU seconds (user + system), peak RSS (MiB) and stdout."""
+def _child(args: list[str], *, env: dict[str, str] | None = None, sample: bool = False) -> dict[str, Any]:
+    """Run a process; its wall seconds, CPU seconds (user + system, its waited-for children included),
+    peak RSS (MiB: ``wait4`` gives the largest single process of its tree) and stdout. ``sample``: also
+    the largest sum of the tree's RSS seen every 20 ms (psutil), in ``tree_rss_mib``."""
+    import threading
+
     start = time.perf_counter()
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    out = proc.stdout.read()  # type: ignore[union-attr]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL if sample else subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env)
+    tree = {"peak": None}
+    if sample:
+        threading.Thread(target=_sample_tree, args=(proc.pid, tree), daemon=True).start()
+        out = b""
+    else:
+        out = proc.stdout.read()  # type: ignore[union-attr]
     err = proc.stderr.read()  # type: ignore[union-attr]
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{' '.join(args[:4])} … failed:\n{err.decode(errors='replace')[-2000:]}")
     return {"seconds": seconds, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_mib": usage.ru_maxrss / 1024,
-            "stdout": out.decode()}
+            "stdout": out.decode(), "tree_rss_mib": tree["peak"]}
+
+
+def _sample_tree(pid: int, tree: dict[str, Any]) -> None:
+    """The largest RSS sum of ``pid`` and its descendants, sampled until it ends (``None`` without psutil)."""
+    try:
+        import psutil
+    except ImportError:
+        return
+    try:
+        root = psutil.Process(pid)
+        peak = 0
+        while root.status() != psutil.STATUS_ZOMBIE:
+            total = 0
+            for process in [root, *root.children(recursive=True)]:
+                try:
+                    total += process.memory_info().rss
+                except psutil.Error:
+                    pass
+            peak = max(peak, total)
+            tree["peak"] = peak / 2**20
+            time.sleep(0.02)
+    except psutil.Error:
+        pass
 
 
 RAW_BUILD = """
@@ -235,6 +274,51 @@ def measure(passages: int, work: Path, multihop_questions: int, index_args: list
     return report
 
 
+def measure_builds(passages: int, work: Path, index_args: list[str], *, rounds: int = 1) -> dict[str, Any]:
+    """Only the build: ``hoprag index`` and the raw bm25s script on the same corpus, ``rounds`` times
+    alternating (so both share the machine's load), each round's wall / CPU / peak-RSS ratio printed."""
+    work.mkdir(parents=True, exist_ok=True)
+    corpus = work / f"corpus-{passages}.jsonl"
+    if not corpus.exists():
+        write_corpus(corpus, passages)
+    python = sys.executable
+    hoprag = str(Path(python).with_name("hoprag"))
+    index_dir, raw_dir = work / f"index-{passages}", work / f"bm25s-{passages}"
+    results = []
+    for round_ in range(1, rounds + 1):
+        ours = _child([hoprag, "index", str(corpus), "--out", str(index_dir), "-q", *index_args], sample=True)
+        raw = _child([python, "-c", RAW_BUILD, str(corpus), str(raw_dir)], sample=True)
+        manifest = json.loads((index_dir / "manifest.json").read_text(encoding="utf-8"))
+        build = manifest.get("build") or {}
+        rss = _build_rss(ours, build)
+        row = {"round": round_, "hoprag_s": ours["seconds"], "hoprag_cpu_s": ours["cpu_s"], "hoprag_peak_rss_mib": rss,
+               "graph_worker_peak_rss_mib": build.get("graph_worker_peak_rss_mb"),
+               "graph_s": (manifest.get("graph") or {}).get("build_seconds"),
+               "bm25s_s": raw["seconds"], "bm25s_cpu_s": raw["cpu_s"], "bm25s_peak_rss_mib": raw["peak_rss_mib"],
+               "hoprag_tree_rss_sampled_mib": ours["tree_rss_mib"], "bm25s_rss_sampled_mib": raw["tree_rss_mib"],
+               "chunks": manifest["chunk_count"]}
+        row["ratios"] = {"build_time": row["hoprag_s"] / row["bm25s_s"], "build_cpu": row["hoprag_cpu_s"] / row["bm25s_cpu_s"],
+                         "build_peak_rss": rss / row["bm25s_peak_rss_mib"]}
+        results.append(row)
+        print(f"{passages:,} passages {' '.join(index_args)} ({row['chunks']:,} chunks), round {round_}: "
+              f"hoprag {row['hoprag_s']:.1f} s / {rss:.0f} MiB"
+              + (f" (worker {row['graph_worker_peak_rss_mib']:.0f})" if row["graph_worker_peak_rss_mib"] else "")
+              + f", bm25s {row['bm25s_s']:.1f} s / {row['bm25s_peak_rss_mib']:.0f} MiB -> "
+              f"{row['ratios']['build_time']:.2f}x time (bar 1.5x), {row['ratios']['build_peak_rss']:.2f}x RSS (bar 1.2x), "
+              f"CPU {row['hoprag_cpu_s']:.1f} / {row['bm25s_cpu_s']:.1f} s = {row['ratios']['build_cpu']:.2f}x"
+              + (f"; RSS of the whole tree sampled every 20 ms: {ours['tree_rss_mib']:.0f} MiB" if ours["tree_rss_mib"] else ""),
+              flush=True)
+    return {"passages": passages, "index_args": index_args, "rounds": results}
+
+
+def _build_rss(ours: dict[str, Any], build: dict[str, Any]) -> float:
+    """The build's peak RSS, graph worker included: ``wait4`` reports the largest single process of the
+    tree (the worker is the building process's child), so with a worker the two peaks are added (an upper
+    bound: the peaks need not coincide)."""
+    worker = build.get("graph_worker_peak_rss_mb")
+    return float(build["peak_rss_mb"]) + float(worker) if worker else float(ours["peak_rss_mib"])
+
+
 def print_report(r: dict[str, Any]) -> None:
     b, x = r["build"], r["ratios"]
     fmt = lambda v, spec: format(v, spec) if v is not None else "—"  # noqa: E731
@@ -281,8 +365,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-raw", action="store_true", help="skip the raw bm25s build (hoprag figures only)")
     parser.add_argument("--index-arg", action="append", default=[], help="extra `hoprag index` argument (repeatable), e.g. --index-arg=--no-graph")
     parser.add_argument("--reuse-index", action="store_true", help="measure an index already built in --work (no build timed)")
+    parser.add_argument("--build-only", action="store_true",
+                        help="time only the two builds (hoprag, then raw bm25s, on the same corpus) and print their ratios")
+    parser.add_argument("--rounds", type=int, default=1, help="with --build-only: build both this many times, alternating")
     args = parser.parse_args(argv)
     start_load = os.getloadavg()
+    if args.build_only:
+        builds = measure_builds(args.passages, args.work, args.index_arg, rounds=args.rounds)
+        builds["load_average"] = {"start": [round(v, 2) for v in start_load], "end": [round(v, 2) for v in os.getloadavg()]}
+        print(f"        load average {builds['load_average']}")
+        if args.json:
+            args.json.write_text(json.dumps(builds, indent=2) + "\n", encoding="utf-8")
+        return 0
     report = measure(args.passages, args.work, args.questions, args.index_arg, raw=not args.no_raw and not args.reuse_index,
                      reuse=args.reuse_index)
     report["load_average"] = {"start": [round(v, 2) for v in start_load], "end": [round(v, 2) for v in os.getloadavg()]}
