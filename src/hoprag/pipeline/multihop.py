@@ -161,6 +161,7 @@ class MultiHopEngine:
             "retrieval_ms": round(t2 - t1, 3),
             "ranking_ms": round(t3 - t2, 3),
             "synthesis_ms": round(t4 - t3, 3),
+            **run.hop_timings(),
         }
         return Trace(
             run_id=run_id,

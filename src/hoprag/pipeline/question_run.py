@@ -60,6 +60,9 @@ class QuestionRun:
         self.frontier: list[Evidence] = []
         self.hop = 0
         self.last_ms = 0.0
+        #: per hop: when it began and what its retrieval, graph walk and judge took (merged into Trace.timings
+        #: as ``hop{N}.start_ms``, ``hop{N}.retrieval_ms``, ``hop{N}.graph_ms``, ``hop{N}.judge_ms``, ``hop{N}.end_ms``)
+        self.hop_ms: dict[str, float] = {}
         self.usage_at_start = self._spent()
         self.failures_at_start = {id(r): len(getattr(r, "failures", ())) for r in self._roles()}
 
@@ -107,6 +110,29 @@ class QuestionRun:
             return "token_budget"
         return ""
 
+    def begin_hop(self, since: float | None = None) -> float:
+        """Count the next hop; it began at ``since`` (its conditioning may come first) or now. Returns now."""
+        self.hop += 1
+        now = self.clock.elapsed_ms()
+        self.hop_ms[f"hop{self.hop}.start_ms"] = now if since is None else since
+        return now
+
+    def add_time(self, phase: str, ms: float) -> None:
+        """Add ``ms`` to the current hop's ``phase`` (retrieval, graph or judge)."""
+        key = f"hop{self.hop}.{phase}_ms"
+        self.hop_ms[key] = self.hop_ms.get(key, 0.0) + ms
+        self.hop_ms[f"hop{self.hop}.end_ms"] = self.clock.elapsed_ms()
+
+    def spend(self, phase: str, since: float) -> float:
+        """Add the time since ``since`` to the current hop's ``phase``; returns now."""
+        now = self.clock.elapsed_ms()
+        self.add_time(phase, now - since)
+        return now
+
+    def hop_timings(self) -> dict[str, float]:
+        """The per-hop timings (wall time: they never change an answer)."""
+        return {key: round(ms, 3) for key, ms in self.hop_ms.items()}
+
     def step(self, *, sub_query: str, issued: str, hits: list[Hit], keep: int, depends_on: tuple[str, ...], bridge: dict, error: str | None = None) -> HopStep:
         now = self.clock.elapsed_ms()
         step = HopStep(
@@ -150,9 +176,11 @@ class QuestionRun:
         """The judge decides, once at least ``min_evidence`` passages are held."""
         if len(self.held) < self.cfg.min_evidence:
             return False
+        began = self.clock.elapsed_ms()
         self.emit(JudgeStarted(self.hop, len(self.held)))
         ranked = self.ranked()
         verdict = self.engine.judge.sufficient(self.question, ranked)
+        self.spend("judge", began)
         self.emit(JudgeDecided(self.hop, len(ranked), bool(verdict)))
         return verdict
 
@@ -167,11 +195,12 @@ class QuestionRun:
         for layer in layers:
             if self.hop >= self.cfg.max_hops:
                 return "max_hops"
-            self.hop += 1
+            began = self.begin_hop()
             if self.hop == 1 and seed_chunks:
                 step = self.step(sub_query=self.question, issued="", hits=self._seed_hits(seed_chunks), keep=len(seed_chunks), depends_on=(), bridge={"oracle": True})
                 steps_of[1] = [step]
                 self.frontier = self.hold(step)
+                self.spend("retrieval", began)
                 continue
             self.emit(HopStarted(self.hop, "; ".join(s.query for s in layer)))
             # the plan's last dependent lookup is a bridge hop too: the graph hop proposes beside it,
@@ -179,6 +208,8 @@ class QuestionRun:
             # proposals there pair with first-hop passages and crowd out the chain's own links)
             last_lookup = layer is layers[-1] and any(sub.depends_on for sub in layer)
             proposal = self._graph_proposal() if last_lookup else None
+            if last_lookup and self.engine.graph_hop is not None:
+                began = self.spend("graph", began)
             # Conditioning may call a model: the sub-queries of one layer are conditioned concurrently.
             jobs = self.engine.map(lambda sub: (sub, self._queries_for(sub, steps_of)), layer)
             flat = [(sub, conditioned) for sub, queries in jobs for conditioned in queries]
@@ -200,10 +231,12 @@ class QuestionRun:
                 step = self.step(sub_query=sub.query, issued=conditioned.query, hits=hits, keep=keep, depends_on=depends, bridge=bridge)
                 steps_of.setdefault(sub.order, []).append(step)
                 new.extend(self.hold(step))
+            began = self.spend("retrieval", began)
             if proposal is not None:
                 graph_step = self._graph_step(proposal)
                 if graph_step.selected:
                     new.extend(self.hold(graph_step))
+                self.spend("graph", began)
             self.frontier = new
             if not self.held:
                 return "no_evidence"
@@ -265,15 +298,22 @@ class QuestionRun:
         while True:
             if self.hop >= min(self.cfg.max_hops, self.cfg.bridge_hops):
                 return "max_hops"
+            began = self.clock.elapsed_ms()
             titles = tuple(e.title for e in self.held.values())
             branches = self.engine.bridges.condition(
                 self.question, self.question, self.frontier, held_titles=titles, used=self.used_bridges
             )
+            conditioned = self.clock.elapsed_ms()
             # the graph hop proposes from what is held before this hop's retrievals add to it
             proposal = self._graph_proposal()
+            proposed = self.clock.elapsed_ms()
             if not branches and proposal is None:
                 return "no_bridge"
-            self.hop += 1
+            self.begin_hop(since=began)
+            self.add_time("retrieval", conditioned - began)
+            if self.engine.graph_hop is not None:
+                self.add_time("graph", proposed - conditioned)
+            began = self.clock.elapsed_ms()
             self.emit(HopStarted(self.hop, "conditioned on " + ", ".join(b.bridge for b in branches[:3])))
             fresh = [b for b in branches if fold(b.query) not in self.issued]
             if not fresh and proposal is None:
@@ -292,13 +332,16 @@ class QuestionRun:
                 hop_steps.append(step)
                 if self._loops(hits):
                     looping += 1
+            began = self.spend("retrieval", began)
             if proposal is not None:
                 graph_step = self._graph_step(proposal)
                 if graph_step.selected:
                     hop_steps.append(graph_step)
+                began = self.spend("graph", began)
             elif looping == len(hop_steps):
                 return "loop_detected"
             self.frontier = [e for step in hop_steps for e in self.hold(step)]
+            self.spend("retrieval", began)
             if not self.frontier:
                 return "no_new_evidence"
             stop = self.budget_stop()
