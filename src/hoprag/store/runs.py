@@ -99,6 +99,31 @@ class RunRegistry:
         runs = [r for r in runs if status is None or r.status == status]
         return runs if limit is None else runs[:limit]
 
+    def runs_of_artifact(self, artifact_id: str, limit: int = 30) -> list[RunInfo]:
+        """The latest ``limit`` runs stamped with ``artifact_id`` (one index), oldest first."""
+        query = (sa.select(t.runs).where(t.runs.c.artifact_id == artifact_id)
+                 .order_by(t.runs.c.created_at.desc(), t.runs.c.run_id.desc()).limit(limit))
+        with self.engine.connect() as conn:
+            return [self._run_info(dict(r)) for r in conn.execute(query).mappings()][::-1]
+
+    def resume_run(self, run_id: str) -> bool:
+        """Take ``run_id`` over as ``running`` with this process as its writer, unless a live writer holds it.
+
+        A service restarted on its run writes it again: the run reads running (and complete once this
+        process stops it), never what the last stop left (complete, or incomplete after a kill). A run
+        another live process is writing is left to it; returns whether this process writes the run now."""
+        me = current_writer()
+        with write_connection(self.engine) as conn:
+            row = conn.execute(sa.select(t.runs.c.status, t.runs.c.writer)
+                               .where(t.runs.c.run_id == run_id)).mappings().first()
+            if row is None:
+                return False
+            if row["status"] == RUNNING and (row["writer"] == me or not writer_gone(row["writer"])):
+                return row["writer"] == me
+            conn.execute(t.runs.update().where(t.runs.c.run_id == run_id)
+                         .values(status=RUNNING, writer=me, finished_at=None, error=None))
+        return True
+
     def metric_counts(self) -> dict[str, int]:
         """``{run_id: number of metric rows}`` for every run that has metrics."""
         query = sa.select(t.metrics.c.run_id, sa.func.count()).group_by(t.metrics.c.run_id)
