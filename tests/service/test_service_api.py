@@ -127,7 +127,7 @@ def test_openapi_documents_every_endpoint_and_the_page_is_served(server) -> None
     page = httpx.get(server.url + "/")
     assert page.status_code == 200 and "<form id=\"ask-form\"" in page.text
     assert "http" not in page.text.split("<body>")[0].replace('name="viewport"', "")  # no CDN in the head
-    for asset in ("app.js", "charts.js", "style.css"):
+    for asset in ("core.js", "trail.js", "runs.js", "app.js", "charts.js", "style.css"):
         assert httpx.get(server.url + f"/static/{asset}").status_code == 200
     assert "default-src 'self'" in page.headers["content-security-policy"]
     assert "access-control-allow-origin" not in page.headers

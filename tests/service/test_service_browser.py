@@ -62,7 +62,15 @@ def test_ask_cite_and_feedback_in_the_page(browser, local_server: LiveServer) ->
     assert any(s.startswith("Hop 1") for s in steps) and any("hit" in s for s in steps)
     assert any(s.startswith("Synthesising") for s in steps)
     assert page.locator("#trail .hop").count() >= 1
-    assert page.locator("#trail li.kept").count() >= 1
+    # the trail as a trace view: a waterfall row per phase and hop, each passage kept once, the question
+    # apart from the bridge it was conditioned on
+    assert page.locator("#trail .tr-row .wf").count() >= 4 and page.locator("#trail .wf-judge").count() >= 1
+    kept = [li.get_attribute("data-chunk") for li in page.locator("#trail li.kept").all()]
+    assert kept and len(kept) == len(set(kept))
+    assert page.locator("#trail .chip").count() >= 1
+    for query in page.locator("#trail .q").all_inner_texts():
+        words = query.split()
+        assert words[:2] != words[2:4] or not words  # no bridge repeated at the head of a query
     answer = page.inner_text("#answer-text")
     assert answer.strip()
 
@@ -113,8 +121,14 @@ def test_ask_cite_and_feedback_in_the_page(browser, local_server: LiveServer) ->
 
     # the run browser shows the feedback stage with its verdicts; the dashboard draws its plots
     page.goto(local_server.url + "/#/runs/browser-run")
-    page.wait_for_selector("#run-stages h3:has-text('feedback')", timeout=10000)
+    page.wait_for_selector("#run-tiles .tile:has-text('feedback')", timeout=10000)
+    assert page.locator("#run-tiles .tile").count() == 7  # the seven stages, tiles first
+    assert page.locator("#run-tiles .tile.warn:has-text('feedback'), #run-tiles .tile.block:has-text('feedback')").count() == 1
+    assert not page.locator("#run-stages").is_visible()  # the full table is one click below
+    page.click("#run-table-summary")
+    page.wait_for_selector("#run-stages h3:has-text('feedback')")
     assert page.locator("#run-stages .badge.warn, #run-stages .badge.block").count() >= 1
+    assert "no thresholds loaded" not in page.inner_text("#run-gate")
     page.goto(local_server.url + "/#/feedback")
     page.wait_for_selector("#chart-down svg circle", timeout=10000)
     assert page.locator("#chart-tags svg rect").count() == 3
@@ -191,36 +205,3 @@ def test_a_token_is_kept_for_the_tab_only_and_a_bad_one_says_so(browser, server:
     page.wait_for_selector("#whoami:has-text('sign in')")
     assert page.evaluate("() => sessionStorage.getItem('hoprag-token')") is None
     context.close()
-
-
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-@pytest.mark.parametrize("width", [1280, 390])
-def test_screenshots_at_desktop_and_phone_width(browser, local_server: LiveServer, tmp_path: Path, width: int,
-                                                scheme: str) -> None:
-    """Ask with a citation open, runs and dashboard at 1280 and 390 px, light and dark; nothing runs off the
-    screen at 390 px, the document opens as a sheet there, and dark mode is the system's."""
-    shots = Path(os.environ.get("HOPRAG_SCREENSHOTS") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
-    page = browser.new_page(viewport={"width": width, "height": 844 if width < 700 else 900}, color_scheme=scheme)
-    page.goto(local_server.url + "/")
-    page.wait_for_selector("#whoami:has-text('internal')")
-    background = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
-    assert (background == "rgb(18, 21, 28)") == (scheme == "dark")
-    page.fill("#question", QUESTION)
-    page.click("#ask-button")
-    page.wait_for_selector("#answer-text .cite", timeout=20000)
-    page.locator("#answer-text .cite").first.click()
-    page.wait_for_selector("#cited-span", timeout=10000)
-    page.screenshot(path=str(shots / f"ask-{width}-{scheme}.png"))
-    panel = page.locator("#doc").bounding_box()
-    if width < 700:  # a sheet across the screen's width, over its lower part
-        assert panel["width"] >= width - 2 and panel["y"] > 100
-    else:
-        assert panel["x"] > width / 2
-    page.keyboard.press("Escape")
-    for view, ready in (("runs", "#runs-table tbody tr"), ("feedback", "#dash-run:has-text('events')")):
-        page.goto(local_server.url + f"/#/{view}")
-        page.wait_for_selector(ready, timeout=10000)
-        page.screenshot(path=str(shots / f"{view}-{width}-{scheme}.png"), full_page=True)
-        assert page.evaluate("() => document.documentElement.scrollWidth") <= width
-    page.close()

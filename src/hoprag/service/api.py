@@ -176,6 +176,18 @@ async def run_detail(request: Request, run_id: str = RUN_ID, caller: Caller = RE
     return await run_blocking(state, lambda: gate_view(state, run_id))
 
 
+@router.get("/api/runs/{run_id}/series", responses=ERRORS, tags=["runs"])
+async def run_series(request: Request, run_id: str = RUN_ID, limit: int = Query(30, ge=1, le=200),
+                     caller: Caller = READER) -> dict[str, Any]:
+    """Each stage's metrics over the latest runs of the same index artifact as ``run_id`` (the run page's
+    sparklines; with tokens: for callers who see every document, as for the run's metrics)."""
+    from hoprag.service.views import metric_series
+
+    state = _state(request)
+    require_full_view(state, caller, "a run's stage metrics")
+    return await run_blocking(state, lambda: metric_series(state, run_id, limit))
+
+
 @router.get("/api/runs/{run_id}/report", response_class=HTMLResponse, responses=ERRORS, tags=["runs"])
 async def run_report(request: Request, run_id: str = RUN_ID, caller: Caller = READER) -> HTMLResponse:
     """The evaluation report (HTML) of a run's stored traces against the server's --cases."""

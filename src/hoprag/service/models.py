@@ -69,6 +69,9 @@ class AskResponse(BaseModel):
     warnings: list[str]
     latency_ms: float
     engine: str
+    timings: dict[str, float] = Field(default_factory=dict, description="wall time by phase (planning_ms, retrieval_ms, "
+                                      "ranking_ms, synthesis_ms) and by hop (hop2.start_ms, hop2.retrieval_ms, "
+                                      "hop2.graph_ms, hop2.judge_ms, hop2.end_ms)")
     clearance: str
 
 

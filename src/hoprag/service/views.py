@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from hoprag.records import Trace
+from hoprag.records import HopStep, Trace
 from hoprag.service.state import ServiceError, ServiceState
 from hoprag.service.streaming import hit_view
 
-__all__ = ["answer_view", "claim_span", "document_view", "gate_view", "report_html", "trace_visible"]
+__all__ = ["answer_view", "claim_span", "document_view", "gate_view", "metric_series", "report_html", "split_issued", "step_view",
+           "trace_visible"]
 
 CONTEXT_CHARS = 400
 _NOT_FOUND_FIX = "use a doc_id from an answer's citations"
@@ -57,10 +58,10 @@ def answer_view(trace: Trace, view: Any, *, stored: bool, clearance: str) -> dic
                 entry["sentence_start"], entry["sentence_end"] = found
     claims = [{"text": claim.text, "citations": [numbered[c.chunk_id] for c in claim.citations]}
               for claim in trace.answer.claims]
-    steps = [{"step_id": s.step_id, "hop": s.hop, "sub_query": s.sub_query, "issued_query": s.issued_query,
-              "hits": [hit_view(h) for h in s.hits], "selected": list(s.selected), "duplicates": list(s.duplicates),
-              "bridge": s.bridge, "depends_on": list(s.depends_on), "latency_ms": s.latency_ms, "error": s.error}
-             for s in trace.steps]
+    kept: dict[str, list[str]] = {}
+    for e in trace.evidence:  # a passage is kept once: by the step that first held it
+        kept.setdefault(e.step_id, []).append(e.chunk_id)
+    steps = [step_view(s, kept.get(s.step_id, [])) for s in trace.steps]
     evidence = [{"chunk_id": e.chunk_id, "doc_id": e.doc_id, "title": e.title, "hop": e.hop, "step_id": e.step_id,
                  "text": e.text[:400], "start": e.hit.start, "end": e.hit.end} for e in trace.evidence]
     return {"trace_id": trace.case_id, "stored": stored, "question": trace.question, "answer": trace.answer.text,
@@ -68,7 +69,37 @@ def answer_view(trace: Trace, view: Any, *, stored: bool, clearance: str) -> dic
             "confidence": trace.answer.confidence, "stop_reason": trace.stop_reason, "claims": claims,
             "citations": list(numbered.values()), "steps": steps, "evidence": evidence,
             "warnings": list(trace.warnings), "latency_ms": round(trace.latency_ms, 3), "engine": trace.engine,
-            "clearance": clearance}
+            "timings": dict(trace.timings), "clearance": clearance}
+
+
+def split_issued(step: HopStep) -> tuple[str, list[str]]:
+    """The text a step searched without its conditioning, and the conditioning terms apart.
+
+    The bridge expander leads the sub-query with the bridge value, repeated to weigh it
+    ("Steven Bruce Steven Bruce Which Canadian…"): the page shows "Which Canadian…" conditioned
+    on "Steven Bruce". A graph step's "query" names the walk's seed entities ("ppr: a, b")."""
+    issued = step.issued_query or step.sub_query
+    if any(h.retriever == "graph" for h in step.hits) or issued.startswith("ppr"):
+        seeds = issued.partition(":")[2]
+        return "graph walk", [t.strip() for t in seeds.split(",") if t.strip()]
+    value = str(step.bridge.get("value") or "").strip()
+    if not value:
+        return issued, []
+    rest = issued
+    while rest.startswith(value + " "):
+        rest = rest[len(value) + 1:]
+    return rest.strip() or issued, [value]
+
+
+def step_view(step: HopStep, kept: list[str]) -> dict[str, Any]:
+    """One step of the trail: what it searched, conditioned on what, its hits and the passages it kept."""
+    query, conditioning = split_issued(step)
+    kind = "graph" if query == "graph walk" else ("oracle" if step.bridge.get("oracle") else "retrieval")
+    return {"step_id": step.step_id, "hop": step.hop, "sub_query": step.sub_query, "issued_query": step.issued_query,
+            "query": query, "conditioning": conditioning, "kind": kind, "kept": kept,
+            "hits": [hit_view(h) for h in step.hits], "selected": list(step.selected),
+            "duplicates": list(step.duplicates), "bridge": step.bridge, "depends_on": list(step.depends_on),
+            "latency_ms": step.latency_ms, "cumulative_ms": step.cumulative_ms, "error": step.error}
 
 
 def _span(text: str, span: str | None) -> tuple[int, int] | None:
@@ -136,8 +167,42 @@ def gate_view(state: ServiceState, run_id: str) -> dict[str, Any]:
     for (stage, name), verdict in verdicts.items():  # rules whose metric was not recorded
         stages.setdefault(stage, []).append({"metric": name, **verdict})
     return {"run": {"run_id": run.run_id, "kind": run.kind, "created_at": run.created_at.isoformat(),
-                    "artifact_id": run.artifact_id}, "stages": stages, "gate": gate,
-            "has_report": state.cases is not None}
+                    "artifact_id": run.artifact_id, "status": run.status}, "stages": stages, "gate": gate,
+            "thresholds_loaded": state.thresholds is not None, "has_report": _has_cases(state, run_id)}
+
+
+def _has_cases(state: ServiceState, run_id: str) -> bool:
+    """Whether the run stored a trace for one of the server's cases: a report on other traces (a serve
+    run's answers to free questions) would score every case as missing."""
+    if state.cases is None:
+        return False
+    import sqlalchemy as sa
+
+    from hoprag.store import schema
+
+    ids = {case.case_id for case in state.cases}
+    query = sa.select(schema.traces.c.case_id).where(schema.traces.c.run_id == run_id).distinct()
+    with state.store.store.engine.connect() as conn:
+        return any(case_id in ids for (case_id,) in conn.execute(query))
+
+
+def metric_series(state: ServiceState, run_id: str, limit: int = 30) -> dict[str, Any]:
+    """Each stage's metrics over the latest ``limit`` runs of the same index artifact (oldest first):
+    ``{"runs": [{run_id, created_at}], "stages": {stage: {metric: [value or None per run]}}}``."""
+    store = state.store.store
+    run = store.get_run(run_id)
+    if run is None:
+        raise ServiceError(404, f"no run '{run_id}'", "use a run_id from GET /api/runs")
+    runs = store.runs_of_artifact(run.artifact_id, limit) if run.artifact_id else [run]
+    if run.run_id not in {r.run_id for r in runs}:
+        runs = [*runs[1:], run] if len(runs) >= limit else [*runs, run]
+    stages: dict[str, dict[str, list[float | None]]] = {}
+    for position, each in enumerate(runs):
+        for m in store.metrics(each.run_id):  # the latest row of a metric wins, as in gate_view
+            values = stages.setdefault(m.stage, {}).setdefault(m.name, [None] * len(runs))
+            values[position] = _num(m.value)
+    return {"artifact_id": run.artifact_id,
+            "runs": [{"run_id": r.run_id, "created_at": r.created_at.isoformat()} for r in runs], "stages": stages}
 
 
 def report_html(state: ServiceState, run_id: str) -> str:

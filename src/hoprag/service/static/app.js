@@ -1,7 +1,7 @@
 // The hoprag page: ask with live hop progress and a streamed answer, open citations, give feedback,
-// browse runs and the feedback dashboard. Every text from the server is set with textContent.
+// the feedback dashboard, and the routes between the views. Helpers: core.js; the evidence trail:
+// trail.js; the run browser: runs.js; charts: charts.js. Every text from the server is set with textContent.
 "use strict";
-const $ = id => document.getElementById(id);
 const TAGS = {
   wrong_document: ["Wrong document retrieved", "retrieve"],
   right_document_wrong_answer: ["Right document, wrong answer", "generate"],
@@ -13,46 +13,6 @@ let me = null;          // GET /api/whoami
 let current = null;     // the final answer of the last question
 let thumbs = null;
 const hopLines = new Map();  // hop number -> its progress line's counters
-
-function el(tag, attrs, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (k === "class") node.className = v; else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-    else node.setAttribute(k, v);
-  }
-  for (const c of children) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  return node;
-}
-
-function headers(json) {
-  const h = {};
-  const token = $("token").value.trim();
-  if (token) h["Authorization"] = "Bearer " + token;
-  if (json) h["Content-Type"] = "application/json";
-  return h;
-}
-
-const OFFLINE = {error: "the server cannot be reached", fix: "check that hoprag serve is still running, then try again"};
-
-function showError(body) {
-  const box = $("error");
-  if (!body) { box.classList.add("hidden"); return; }
-  box.textContent = body.error + (body.fix ? " — " + body.fix : "");
-  box.classList.remove("hidden");
-}
-
-async function api(path, options) {
-  let resp;
-  try { resp = await fetch(path, options || {headers: headers(false)}); }
-  catch (e) { showError(OFFLINE); throw new Error(OFFLINE.error); }
-  let body = null;
-  try { body = await resp.json(); } catch (e) { body = {error: "HTTP " + resp.status, fix: ""}; }
-  if (!resp.ok) { showError(body); throw new Error(body.error); }
-  return body;
-}
-
-// the token lives in this tab only (sessionStorage): closing the tab or "Sign out" forgets it
-const TOKEN_KEY = "hoprag-token";
 
 async function refreshWho() {
   me = null;
@@ -201,33 +161,6 @@ function renderAnswer(a) {
   renderTrail(a);
 }
 
-function renderTrail(a) {
-  const body = $("trail-body");
-  body.textContent = "";
-  const kept = new Set(a.evidence.map(e => e.chunk_id));
-  const hops = new Map();
-  for (const s of a.steps) { if (!hops.has(s.hop)) hops.set(s.hop, []); hops.get(s.hop).push(s); }
-  for (const [hop, steps] of hops) {
-    const box = el("div", {class: "hop"}, el("h3", {}, `Hop ${hop}`));
-    for (const s of steps) {
-      const bridge = s.bridge && s.bridge.value ? ` · bridge “${s.bridge.value}”${s.bridge.kind ? " (" + s.bridge.kind + ")" : ""}` : "";
-      const list = el("ol");
-      const more = el("ol", {start: "4"});
-      s.hits.slice(0, 10).forEach((h, i) => {
-        const cls = s.duplicates.includes(h.chunk_id) ? "dup" : (s.selected.includes(h.chunk_id) && kept.has(h.chunk_id) ? "kept" : "");
-        (i < 3 ? list : more).append(el("li", {class: cls}, `${h.title || h.doc_id}  (${h.score})`));
-      });
-
-      const step = el("div", {class: "step"}, `${s.step_id}: `, el("span", {class: "q"}, s.issued_query || s.sub_query),
-                      bridge, list);
-      if (more.childNodes.length) step.append(el("details", {}, el("summary", {}, `${more.childNodes.length} more hits`), more));
-      box.append(step);
-    }
-    body.append(box);
-  }
-  $("trail").classList.toggle("hidden", !a.steps.length);
-}
-
 async function openCitation(c) {
   for (const b of document.querySelectorAll(".cite.active")) b.classList.remove("active");
   for (const b of document.querySelectorAll(`.cite[data-chunk="${CSS.escape(c.chunk_id)}"]`)) b.classList.add("active");
@@ -293,52 +226,7 @@ function setupFeedback() {
   $("send-feedback").addEventListener("click", sendFeedback);
 }
 
-// ---- runs and dashboard ------------------------------------------------------------------------
-
-function viewState(id, text) {
-  const box = $(id);
-  box.textContent = text || "";
-  box.classList.toggle("hidden", !text);
-}
-
-async function showRuns(runId) {
-  const tbody = $("runs-table").querySelector("tbody");
-  tbody.textContent = "";
-  viewState("runs-state", "Loading runs…");
-  let rows;
-  try { rows = await api("/api/runs"); }
-  catch (e) { viewState("runs-state", "Runs cannot be shown: " + e.message + "."); $("run-detail").classList.add("hidden"); return; }
-  viewState("runs-state", rows.length ? "" : "No runs in the store yet.");
-  for (const r of rows) {
-    tbody.append(el("tr", {class: "link", onclick: () => { location.hash = "#/runs/" + encodeURIComponent(r.run_id); }},
-                    el("td", {}, r.run_id), el("td", {}, r.kind), el("td", {}, r.status || "–"), el("td", {}, r.created_at.slice(0, 19).replace("T", " ")),
-                    el("td", {}, r.artifact_id || "–")));
-  }
-  $("run-detail").classList.toggle("hidden", !runId);
-  if (!runId) return;
-  let d;
-  try { d = await api("/api/runs/" + encodeURIComponent(runId)); }
-  catch (e) { $("run-detail").classList.add("hidden"); viewState("runs-state", "This run cannot be shown: " + e.message + "."); return; }
-  $("run-title").textContent = `Run ${d.run.run_id} (${d.run.kind})`;
-  const gate = $("run-gate");
-  gate.textContent = "";
-  if (d.gate) {
-    gate.append(el("span", {class: "badge " + (d.gate.blocked ? "block" : "pass")}, d.gate.blocked ? "BLOCKED" : "passed"),
-                `${d.gate.blocking_failures} blocking failure(s), ${d.gate.warnings} warning(s)`);
-  } else gate.append(el("span", {class: "muted"}, "no thresholds loaded: metrics only"));
-  if (d.has_report) gate.append(" · ", el("a", {href: `/api/runs/${encodeURIComponent(runId)}/report`, target: "_blank"}, "evaluation report"));
-  const stages = $("run-stages");
-  stages.textContent = "";
-  for (const [stage, metrics] of Object.entries(d.stages)) {
-    const table = el("table", {class: "table"}, el("tr", {}, el("th", {}, "metric"), el("th", {}, "value"),
-                     el("th", {}, "status"), el("th", {}, "threshold"), el("th", {}, "reason")));
-    for (const m of metrics) {
-      table.append(el("tr", {}, el("td", {}, m.metric), el("td", {}, m.value === null || m.value === undefined ? "–" : (+m.value).toPrecision(4)),
-                      el("td", {}, el("span", {class: "badge " + m.status}, m.status)), el("td", {}, m.threshold || ""), el("td", {}, m.reason || "")));
-    }
-    stages.append(el("div", {class: "stage-block"}, el("h3", {}, stage), el("div", {class: "table-wrap"}, table)));
-  }
-}
+// ---- dashboard and routes ----------------------------------------------------------------------
 
 async function showDashboard() {
   const run = me ? me.feedback_run : "";

@@ -55,4 +55,26 @@ function barChart(items, opts) {
   return svg;
 }
 
-window.hopragCharts = {lineChart, barChart};
+function sparkline(values, current, label) {
+  // values: one per run (null where the run lacks the metric), scaled to their own min..max; the
+  // current run's point is marked
+  const W = 72, H = 22, P = 3;
+  const svg = svgEl("svg", {viewBox: `0 0 ${W} ${H}`, width: W, height: H, class: "spark", role: "img",
+                            "aria-label": `${label} over ${values.length} run(s)`});
+  const known = values.map((v, i) => [i, v]).filter(([, v]) => v !== null && v !== undefined);
+  if (!known.length) return svg;
+  const lo = Math.min(...known.map(([, v]) => v)), hi = Math.max(...known.map(([, v]) => v));
+  const x = i => values.length === 1 ? W / 2 : P + i / (values.length - 1) * (W - 2 * P);
+  const y = v => hi === lo ? H / 2 : H - P - (v - lo) / (hi - lo) * (H - 2 * P);
+  if (known.length > 1) {
+    const d = known.map(([i, v], n) => `${n ? "L" : "M"}${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
+    svg.appendChild(svgEl("path", {d, class: "spark-line"}));
+  }
+  const at = known.find(([i]) => i === current) || known[known.length - 1];
+  const dot = svgEl("circle", {cx: x(at[0]), cy: y(at[1]), r: 2.5, class: "spark-dot"});
+  dot.appendChild(svgEl("title", {}, `this run: ${at[1]} (range ${lo}–${hi})`));
+  svg.appendChild(dot);
+  return svg;
+}
+
+window.hopragCharts = {lineChart, barChart, sparkline};
