@@ -27,6 +27,7 @@ at a build's cost. Two updates of one index at once are refused (a lock beside i
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import sqlite3
 import time
@@ -253,7 +254,8 @@ def _copy_kept_rows(source: Path, target: Path, keep_docs: np.ndarray, keep_chun
         for name, mask in (("doc_map", keep_docs), ("chunk_map", keep_chunks)):
             kept = np.flatnonzero(mask).tolist()
             conn.execute(f"CREATE TEMP TABLE {name} (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)")
-            conn.executemany(f"INSERT INTO {name} VALUES (?, ?)", zip(kept, range(len(kept))))
+            # one JSON array read by SQLite (key: the new position, value: the old), not a row per call
+            conn.execute(f"INSERT INTO {name} SELECT value, key FROM json_each(?)", (json.dumps(kept),))
         conn.execute("INSERT INTO documents SELECT m.new, d.id, d.title, d.source, d.version, d.timestamp, d.doc_type, "
                      "d.acl, d.record FROM doc_map m JOIN old.documents d ON d.pos = m.old ORDER BY m.old")
         conn.execute("INSERT INTO chunks SELECT m.new, c.id, dm.new, c.start, c.end, c.idx, c.text FROM chunk_map m "
