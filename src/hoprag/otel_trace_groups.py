@@ -1,9 +1,13 @@
 """Spans gathered into the traces they describe, each handed on as soon as the file holds no more of it.
 
-A trace is the spans of one trace id; traces with no common root that share a ``session.id`` are one
-trace (a framework without a parent span per question leaves each call its own trace id). Holding
-every span of a file until its end costs memory in proportion to the file (100,000 spans: hundreds
-of megabytes), so :func:`plan_groups` reads the file once for ids alone and notes where each trace's
+A trace is the spans of one trace id; traces that share a ``session.id``, and single calls (a trace whose
+root is a retrieval, LLM, reranker or embedding span) that name the same case, are one trace: a pipeline
+without a parent span per question leaves each call its own trace id. A case is named by a
+``hoprag.case_id`` attribute, a ``case_id`` in the OpenInference ``metadata`` (``using_metadata``) or a
+``case:ID`` tag (``using_tags``).
+
+Holding every span of a file until its end costs memory in proportion to the file (100,000 spans:
+hundreds of megabytes), so :func:`plan_groups` reads the file once for ids alone and notes where each trace's
 last span lies; :func:`complete_groups` then reads it again and hands on each trace at its last span,
 after which its spans are freed. Only the trace being read (and a session spread over the file) are
 held. A file that cannot be read twice (a pipe) is gathered whole, as without a plan.
@@ -14,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from hoprag.finite_numbers import loads  # span attributes are user input: the one number rule
 from hoprag.otlp_spans import OtelSpan
 
 __all__ = ["GroupPlan", "SpanGroup", "complete_groups", "plan_groups"]
@@ -42,13 +47,63 @@ class SpanGroup:
         return self.spans[0].start_ns
 
 
-def _session(span: OtelSpan) -> str:
-    value = span.attributes.get("session.id")
-    return str(value) if value else ""
+_TAG_PREFIXES = ("hoprag.case_id:", "case_id:", "case:")
+_CALL_KINDS = frozenset({"RETRIEVER", "LLM", "RERANKER", "EMBEDDING"})
+
+
+def _case(span: OtelSpan) -> str:
+    """The case a span names (attribute, metadata or tag), or ``""``."""
+    attrs = span.attributes
+    value = attrs.get("hoprag.case_id")
+    if value not in (None, ""):
+        return str(value)
+    meta = attrs.get("metadata")
+    if isinstance(meta, str) and '"case_id"' in meta:  # OpenInference writes the metadata as JSON
+        try:
+            meta = loads(meta)
+        except ValueError:
+            meta = None
+    if isinstance(meta, dict) and meta.get("hoprag.case_id", meta.get("case_id")) not in (None, ""):
+        return str(meta.get("hoprag.case_id", meta.get("case_id")))
+    tags = attrs.get("tag.tags")
+    for tag in tags if isinstance(tags, list) else ():
+        for prefix in _TAG_PREFIXES:
+            if str(tag).startswith(prefix) and len(str(tag)) > len(prefix):
+                return str(tag)[len(prefix):]
+    return ""
+
+
+class _Ties:
+    """What ties each trace to others of its question, gathered span by span: the case it names, its
+    session, and whether its root is a single call (a retrieval, an LLM, a reranker or an embedding)."""
+
+    def __init__(self) -> None:
+        self.case: dict[str, str] = {}
+        self.session: dict[str, str] = {}
+        self.call_root: set[str] = set()
+
+    def add(self, span: OtelSpan) -> None:
+        trace_id = span.trace_id
+        if trace_id not in self.case:
+            case = _case(span)
+            if case:
+                self.case[trace_id] = case
+        if trace_id not in self.session and span.attributes.get("session.id"):
+            self.session[trace_id] = str(span.attributes["session.id"])
+        if not span.parent_id and span.kind in _CALL_KINDS:
+            self.call_root.add(trace_id)
+
+    def key(self, trace_id: str) -> str:
+        """``case:ID`` for a single call naming its case (a question's calls made without a parent span),
+        else ``session:ID``, else ``""``: a trace with a root of its own keeps its own id, even when
+        another trace names the same case (a question asked twice is two traces)."""
+        if trace_id in self.call_root and trace_id in self.case:
+            return f"case:{self.case[trace_id]}"
+        return f"session:{self.session[trace_id]}" if trace_id in self.session else ""
 
 
 def _merge_keys(order: list[str], session_of: dict[str, str]) -> dict[str, str]:
-    """Trace id → key: a trace sharing a session with an earlier trace takes that trace's id."""
+    """Trace id → key: a trace tied (by case or session) to an earlier trace takes that trace's id."""
     first_of: dict[str, str] = {}
     key_of: dict[str, str] = {}
     for trace_id in order:
@@ -59,12 +114,12 @@ def _merge_keys(order: list[str], session_of: dict[str, str]) -> dict[str, str]:
 
 def plan_groups(spans: Iterable[OtelSpan]) -> GroupPlan:
     """The plan of a file's spans (a first reading: only ids, sessions and positions are kept)."""
-    session_of: dict[str, str] = {}
+    ties = _Ties()
     last_span: dict[str, int] = {}  # by trace id (in order of first span), then by key
     for position, span in enumerate(spans):
         last_span[span.trace_id] = position
-        if span.trace_id not in session_of and _session(span):
-            session_of[span.trace_id] = _session(span)
+        ties.add(span)
+    session_of = {tid: ties.key(tid) for tid in last_span}
     # only merged traces are kept in key_of: the plan stays small for the usual one trace per question
     key_of = {tid: key for tid, key in _merge_keys(list(last_span), session_of).items() if tid != key}
     for trace_id, key in key_of.items():
@@ -100,7 +155,11 @@ def _whole(spans: Iterable[OtelSpan]) -> Iterator[SpanGroup]:
     groups: dict[str, list[OtelSpan]] = {}
     for span in spans:
         groups.setdefault(span.trace_id, []).append(span)
-    session_of = {tid: next((_session(s) for s in group if _session(s)), "") for tid, group in groups.items()}
+    ties = _Ties()
+    for group in groups.values():
+        for span in group:
+            ties.add(span)
+    session_of = {tid: ties.key(tid) for tid in groups}
     merged: dict[str, list[OtelSpan]] = {}
     for trace_id, key in _merge_keys(list(groups), session_of).items():
         merged.setdefault(key, []).extend(groups.pop(trace_id))
