@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from hoprag.pipeline.answer_types import question_kind, typed_spans
 from hoprag.pipeline.bridges import extract_bridges
 from hoprag.pipeline.comparisons import answer_comparison
+from hoprag.pipeline.role_facts import role_answer
+from hoprag.pipeline.yes_no import answer_both, answer_same_country, answer_same_value
 from hoprag.pipeline.text import content_tokens, fold, sentences_with_offsets, tokens
 from hoprag.records import Answer, Citation, Claim, Evidence
 
@@ -86,6 +88,16 @@ def _sentences(evidence: Sequence[Evidence]) -> list[tuple[Evidence, str]]:
     return out
 
 
+def sentence_at(text: str, offset: int) -> str:
+    """The sentence (or list line) of ``text`` that holds ``offset``, as :func:`_sentences` cuts it."""
+    for start, end in sentences_with_offsets(text):
+        if start <= offset < end:
+            line_start = text.rfind("\n", start, offset) + 1 or start
+            line_end = text.find("\n", offset, end)
+            return text[max(start, line_start) : end if line_end < 0 else line_end].strip(" -*\t")
+    return text
+
+
 def _cite(item: Evidence) -> Citation:
     return Citation(chunk_id=item.chunk_id, doc_id=item.doc_id, hop=item.hop)
 
@@ -106,7 +118,12 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
 
     options = _options(question)
     if _YES_NO.match(question) and not options:
-        text, source = _yes_no(question, scored)
+        same = answer_same_country(question, evidence) or answer_same_value(question, evidence) or answer_both(question, evidence)
+        if same is not None:  # "Are X and Y of the same nationality?": the two countries read and compared
+            text, passage, offset = same
+            source = (passage, sentence_at(passage.text, offset))
+        else:
+            text, source = _yes_no(question, scored)
     elif options:
         compared = answer_comparison(question, evidence)
         if compared is not None:
@@ -115,6 +132,9 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
             source = (passage, sentence)
         else:
             text, source = _choose_option(options, scored)
+    elif (fact := role_answer(question, evidence)) is not None:
+        # a fact asked by its role, read from the chain's subject ("X's father": the father's page)
+        text, source = fact.value, (fact.passage, sentence_at(fact.passage.text, fact.offset))
     else:
         text, source = _best_span(question, scored, evidence)
     if source is None:

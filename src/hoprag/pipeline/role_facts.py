@@ -1,0 +1,207 @@
+"""Facts read by their role: a birth or death date, a birth or death place, a nationality, read from
+the passage of the entity a question is about, which is often not the entity it names.
+
+No model: the role is read from the question's words ("When did … die?", "the place of birth of …",
+"What nationality …"), the subject from the chain ("X's father", "the director of film X": the held
+passage whose title X's passage mentions), and the value from the words around it in the subject's
+passage ("born in Weston-super-Mare, Somerset", "(9 January 1794 – 10 September 1859)", "was an
+English actor"). Every value is a span of its passage, so the answer stays a span of its cited
+sentence. Both the offline answerer (:mod:`hoprag.pipeline.extractive`) and the yes/no comparisons
+(:mod:`hoprag.pipeline.yes_no`) read facts here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hoprag.index.entities import title_key
+from hoprag.pipeline.text import fold, tokens
+from hoprag.records import Evidence
+
+__all__ = ["ROLES", "RoleFact", "asked_role", "linked_subject", "named_passage", "read_role", "role_answer"]
+
+ROLES = ("birth_date", "death_date", "birth_place", "death_place", "burial_place", "nationality", "country")
+
+_MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+# a full date as the passage writes it, or a year (never a bare day or month)
+DATE_SPAN = rf"(?:\d{{1,2}}\s+{_MONTH},?\s+\d{{3,4}}|{_MONTH}\s+\d{{1,2}},?\s+\d{{3,4}}|{_MONTH}\s+\d{{3,4}}|\b\d{{3,4}}\b)"
+_DATE = re.compile(DATE_SPAN)
+_NAME_WORD = r"[A-Z\u00C0-\u00DE\u0100-\u024F][\w'\u2019.\-]*"
+
+
+def _place(parts: int) -> str:
+    """A place: capitalised words, "of"/"de"/"upon" inside, then at most ``parts`` ", Region" parts."""
+    word = _NAME_WORD
+    return rf"{word}(?:\s+(?:(?:of|de|del|da|di|upon|sur|am|an|la|le|the)\s+)?{word})*(?:,\s+{word}(?:\s+{word})*){{0,{parts}}}"
+
+
+_PLACE = _place(2)
+_PLACE_AFTER = {
+    "birth_place": re.compile(rf"\b(?i:born)\b[^.;()]{{0,60}}?\b(?:in|at)\s+(?:the\s+)?(?P<v>{_PLACE})"),
+    "death_place": re.compile(rf"\b(?i:died|death|killed)\b[^.;()]{{0,60}}?\b(?:in|at)\s+(?:the\s+)?(?P<v>{_PLACE})"),
+    "burial_place": re.compile(rf"\b(?i:buried|interred|entombed)\b[^.;()]{{0,40}}?\b(?:in|at)\s+(?:the\s+)?(?P<v>{_PLACE})"),
+}
+_BORN_DATE = re.compile(rf"\b(?i:born)\b[^.;]{{0,50}}?(?P<v>{DATE_SPAN})")
+_DIED_DATE = re.compile(rf"\b(?i:died|death|d\.)\s[^.;]{{0,60}}?(?P<v>{DATE_SPAN})")
+# a life's range near a passage's start, places optional: "(9 January 1794 – 10 September 1859)",
+# "(June 7, 1909 in Jiménez, Chihuahua – September 4, 1986 in Mexico City)", "(6 June 1906, Graz – …)"
+_AT = rf"(?:(?:,\s*|\s+in\s+)(?P<GROUP>{_PLACE}))?"
+_RANGE = re.compile(
+    rf"\(\s*(?:[^()]*?[;,]\s*)?(?:c\.\s*|born\s+)?(?P<b>{DATE_SPAN}){_AT.replace('GROUP', 'bp')}\s*[\u2013\u2014-]+\s*"
+    rf"(?:c\.\s*|died\s+)?(?P<d>{DATE_SPAN}){_AT.replace('GROUP', 'dp')}"
+)
+_LIFE_GROUP = {"birth_date": "b", "death_date": "d", "birth_place": "bp", "death_place": "dp"}
+_TRAILING_MONTH = re.compile(rf"\s+(?:on|in|of|the)\s+{_MONTH}$|,\s*{_MONTH}$|,$")
+# "was an English actor", "is a 1936 American comedy film": the nationality word of a first sentence
+_NATIONALITY = re.compile(
+    r"\b(?:is|was|are|were)\s+(?:an?|the)\s+(?:(?:[a-z0-9][\w\-]*|\d{4}s?)\s+){0,3}?"
+    r"(?P<v>[A-Z][a-z]+(?:[\-\u2013][A-Z][a-z]+)?)\b"
+)
+_DEMONYM_END = re.compile(r"(?:an|ese|ish|ch|i|ic|ss|ek|ai|ot)$")
+_DEMONYM = re.compile(r"\b[A-Z][a-z]+(?:an|ese|ish|ch|i|ic|ss|ek|ai|ot)\b")
+# "is a village in Bavegem District, East Flanders, Belgium": the country is the last part
+_LOCATED = re.compile(
+    rf"\b(?:is|was)\s+(?:an?|the)\s+[^.;]{{0,80}}?\b(?:in|of)\s+(?:the\s+)?(?P<v>{_place(6)})"
+)
+
+_WHAT = r"^(?:what|which) (?:is|was|are|were) (?:the )?"
+# the role asked, from the question's opening words: "of what church is the diocese of the
+# birthplace of X" asks for a church, not a birthplace
+_ASKS = (
+    ("birth_date", re.compile(rf"{_WHAT}(?:date of birth|birth ?date|birthday)\b|^when (?:was|is) .+ (?:born|birthday)\b|^(?:in )?what year was .+ born\b", re.I)),
+    ("death_date", re.compile(rf"{_WHAT}(?:date of death|death ?date)\b|^when did .+ (?:die|pass away)\b|^(?:in )?what year did .+ die\b", re.I)),
+    ("birth_place", re.compile(rf"{_WHAT}(?:place of birth|birthplace)\b|^where (?:was|is) .+ born\b", re.I)),
+    ("death_place", re.compile(rf"{_WHAT}place of death\b|^where (?:was|is) the place of death\b|^where did .+ die\b", re.I)),
+    ("burial_place", re.compile(rf"{_WHAT}place of burial\b|^where (?:was|is) .+ buried\b", re.I)),
+    ("nationality", re.compile(r"^what nationality\b|^what is the nationality of\b|^which country .+ (?:is|was|are|were) from\b", re.I)),
+)
+# the relation nouns that put the answer on another passage than the named one ("X's father")
+_RELATION = re.compile(
+    r"\b(?:father|mother|husband|wife|spouse|son|daughter|director|composer|performer|producer|author|"
+    r"writer|creator|founder|keyboardist|singer|guitarist|drummer|screenwriter|cinematographer|editor)\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class RoleFact:
+    """A value read by its role, the passage it was read from and where it starts in its text."""
+
+    value: str
+    role: str
+    passage: Evidence
+    offset: int
+
+
+def asked_role(question: str) -> str | None:
+    """The role the question asks to read (one of :data:`ROLES` but ``country``), or ``None``."""
+    for role, pattern in _ASKS:
+        if pattern.search(question):
+            return role
+    return None
+
+
+def _trim(value: str) -> str:
+    value = value.strip(" ,.;")
+    while True:
+        trimmed = _TRAILING_MONTH.sub("", value).strip(" ,.;")
+        if trimmed == value:
+            return value
+        value = trimmed
+
+
+def read_role(text: str, role: str) -> tuple[str, int] | None:
+    """``(value, offset)`` of the fact of ``role`` in ``text``, or ``None`` when it is not stated."""
+    if role in _PLACE_AFTER or role in ("birth_date", "death_date"):
+        life = _RANGE.search(text[:300])
+        group = _LIFE_GROUP.get(role, "")
+        own = (_PLACE_AFTER.get(role) or (_BORN_DATE if role == "birth_date" else _DIED_DATE)).search(text)
+        if group and life is not None and life.group(group) and (own is None or life.start() < own.start()):
+            return _trim(life.group(group)), life.start(group)
+        return (_trim(own.group("v")), own.start("v")) if own else None
+    if role == "nationality":
+        for match in _NATIONALITY.finditer(text[:400]):
+            if not _DEMONYM_END.search(match.group("v")):
+                continue
+            if text.startswith("-born", match.end("v")):  # "an Austrian-born French director": French
+                later = _DEMONYM.search(text, match.end("v") + 5, match.end("v") + 40)
+                if later is not None:
+                    return later.group(0), later.start()
+            return match.group("v"), match.start("v")
+        return None
+    if role == "country":
+        match = _LOCATED.search(text[:300])
+        if match is None:
+            return None
+        value = _trim(match.group("v"))
+        last = value.rsplit(",", 1)[-1].strip()
+        return last, match.start("v") + value.rfind(last)
+    return None
+
+
+def named_passage(name: str, evidence: Sequence[Evidence]) -> Evidence | None:
+    """The held passage titled ``name`` (same title key, or a title that contains it)."""
+    key = title_key(name)
+    if not key:
+        return None
+    for item in evidence:
+        if title_key(item.title) == key:
+            return item
+    for item in evidence:
+        if key in title_key(item.title) or title_key(item.title) in key and len(title_key(item.title)) > 3:
+            return item
+    return None
+
+
+def linked_subject(anchor: Evidence, evidence: Sequence[Evidence], *, exclude: Sequence[str] = ()) -> Evidence | None:
+    """The held passage the anchor's text names by title (a film's page naming its director), the
+    first in evidence order; ``None`` when the anchor names no other held passage."""
+    text = f" {' '.join(fold(anchor.text).split())} "
+    for item in evidence:
+        key = title_key(item.title)
+        if item.chunk_id == anchor.chunk_id or not key or key in exclude or item.title == anchor.title:
+            continue
+        if f" {key} " in text or f" {key}," in text or f" {key}." in text or f" {key}'" in text:
+            return item
+    return None
+
+
+def _spaced(text: str) -> str:
+    return f" {' '.join(tokens(text))} "
+
+
+def _anchor(question: str, evidence: Sequence[Evidence]) -> Evidence | None:
+    """The leading held passage whose title the question names, the longest title first ("X's
+    father" names X with or without its possessive)."""
+    asked = _spaced(question)
+    bare = asked.replace("'s ", " ").replace("\u2019s ", " ")
+    named = []
+    for item in evidence[:6]:
+        key = _spaced(title_key(item.title))
+        at = max(asked.rfind(key), bare.rfind(key)) if key.strip() else -1
+        if at >= 0:
+            named.append((at + len(key), len(key), item))
+    # the name the question ends on, not a phrase it asks with ("the place of birth of …")
+    return max(named, key=lambda row: row[:2])[2] if named else None
+
+
+def role_answer(question: str, evidence: Sequence[Evidence]) -> RoleFact | None:
+    """The fact the question asks by role, read from its subject's passage: the passage the named one
+    links to when the question asks about a relation of it ("X's father"), else the named one."""
+    role = asked_role(question)
+    if role is None:
+        return None
+    anchor = _anchor(question, evidence)
+    if anchor is None:
+        return None
+    subject: Evidence | None = anchor
+    if _RELATION.search(_spaced(question).replace(_spaced(title_key(anchor.title)), " ")):
+        subject = linked_subject(anchor, evidence[:8])
+    if subject is None:
+        return None
+    read = read_role(subject.text, role)
+    if read is None:
+        return None
+    return RoleFact(value=read[0], role=role, passage=subject, offset=read[1])

@@ -1,0 +1,80 @@
+"""Facts read by role from the chain's subject: real 2WikiMultihopQA passages, values read by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from hoprag.pipeline.extractive import extract_answer
+from hoprag.pipeline.role_facts import asked_role, read_role, role_answer
+from hoprag.records import Evidence, Hit
+
+pytestmark = pytest.mark.unit
+
+
+def ev(chunk_id: str, title: str, text: str, hop: int = 1) -> Evidence:
+    hit = Hit(chunk_id=chunk_id, doc_id=chunk_id.split("#")[0], score=1.0, rank=1, retriever="bm25")
+    return Evidence(hit=hit, text=text, title=title, hop=hop, step_id=f"s{hop}", sub_query="q")
+
+
+BODEN = ev("boden#0", "Boden's Boy", "Boden's Boy is a 1923 British romance film directed by Henry Edwards and starring "
+           "Edwards, Chrissie White and Francis Lister. It was based on a novel by Tom Gallon.")
+EDWARDS = ev("edwards#0", "Henry Edwards (actor)", "Henry Edwards (18 September 1882 – 2 November 1952) was an English "
+             "actor and film director. He appeared in 81 films between 1915 and 1952. He was born in "
+             "Weston-super-Mare, Somerset and died in Chobham, Surrey.", hop=2)
+VERNEY = ev("verney#0", "Margaret Verney", "Margaret Maria Verney (3 December 1844 – 7 October 1930), was an "
+            "English-born Welsh educationist. Verney was the daughter of Lady Sarah Elizabeth Amherst and her "
+            "husband John Hay-Williams, 2nd Baronet Williams of Bodelwyddan.")
+HAY = ev("hay#0", "John Hay-Williams", "Sir John Hay Williams, 2nd Baronet (9 January 1794 – 10 September 1859) was a "
+         "descendant of Sir William Williams, who built Bodelwyddan Castle.", hop=2)
+GAVALDON = "Roberto Gavaldón( June 7, 1909 in Jiménez, Chihuahua – September 4, 1986 in Mexico City) was a Mexican film director."
+POTTIER = "Richard Pottier (6 June 1906, Graz – 2 November 1994, Le Plessis-Bouchard) was an Austrian-born French film director."
+
+
+@pytest.mark.parametrize("question, role", [
+    ("When did Margaret Verney's father die?", "death_date"),
+    ("When is Susanne Porsche's husband's birthday?", "birth_date"),
+    ("What is the place of birth of the director of film Boden'S Boy?", "birth_place"),
+    ("Where was the place of death of the director of film The Singer Of My City?", "death_place"),
+    ("What nationality is the director of film This Ain'T Avatar Xxx?", "nationality"),
+    # a role named deep inside another question is not what it asks
+    ("Of what church is the Diocese of the birthplace of Meehan Bonnar?", None),
+    ("Who directed Boden's Boy?", None),
+])
+def test_the_role_is_read_from_the_questions_opening_words(question, role):
+    assert asked_role(question) == role
+
+
+def test_dates_are_read_by_role_from_a_life_range_and_from_born_and_died():
+    assert read_role(HAY.text, "birth_date") == ("9 January 1794", HAY.text.index("9 January"))
+    assert read_role(HAY.text, "death_date")[0] == "10 September 1859"
+    assert read_role(GAVALDON, "death_date")[0] == "September 4, 1986"
+    assert read_role("Camillo Bazzoni (born 29 December 1934) is an Italian cinematographer.", "birth_date")[0] == "29 December 1934"
+    assert read_role("He retired in 1948 and died on 3 May 1960 in Rome.", "death_date")[0] == "3 May 1960"
+
+
+def test_places_are_read_by_role_with_their_region():
+    assert read_role(EDWARDS.text, "birth_place")[0] == "Weston-super-Mare, Somerset"
+    assert read_role(EDWARDS.text, "death_place")[0] == "Chobham, Surrey"
+    assert read_role(GAVALDON, "birth_place")[0] == "Jiménez, Chihuahua"
+    assert read_role(GAVALDON, "death_place")[0] == "Mexico City"
+    assert read_role(POTTIER, "death_place")[0] == "Le Plessis-Bouchard"
+
+
+def test_nationality_skips_a_born_prefix():
+    assert read_role(EDWARDS.text, "nationality")[0] == "English"
+    assert read_role(POTTIER, "nationality")[0] == "French"
+
+
+def test_a_relation_of_the_named_entity_is_read_from_the_passage_its_page_names():
+    fact = role_answer("When did Margaret Verney's father die?", [VERNEY, HAY])
+    assert fact is not None and fact.value == "10 September 1859" and fact.passage is HAY
+    # without a relation the named passage itself is the subject
+    assert role_answer("When was Margaret Verney born?", [VERNEY, HAY]).value == "3 December 1844"
+
+
+def test_the_answer_is_the_last_facts_value_and_a_span_of_its_cited_claim():
+    answer = extract_answer("What is the place of birth of the director of film Boden'S Boy?", [BODEN, EDWARDS])
+    assert answer.text == "Weston-super-Mare, Somerset"
+    assert answer.text in answer.claims[0].text and answer.claims[0].citations[0].chunk_id == "edwards#0"
+    died = extract_answer("When did Margaret Verney's father die?", [VERNEY, HAY])
+    assert died.text == "10 September 1859" and died.text in died.claims[0].text
