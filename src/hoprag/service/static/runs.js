@@ -104,6 +104,7 @@ async function showRuns(runId) {
   }
   const count = Object.values(d.stages).reduce((n, rows) => n + rows.length, 0);
   $("run-table-summary").textContent = `All ${count} metrics with thresholds and reasons`;
+  $("run-table").classList.toggle("hidden", !count);
   $("run-stages").replaceChildren(metricsTable(d.stages));
   $("run-detail").classList.remove("hidden");
 }
