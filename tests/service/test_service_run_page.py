@@ -53,7 +53,7 @@ def test_the_trail_has_each_hops_timings_and_keeps_a_passage_once(server) -> Non
     for hop in hops:
         span = t[f"hop{hop}.end_ms"] - t[f"hop{hop}.start_ms"]
         spent = sum(t.get(f"hop{hop}.{p}_ms", 0.0) for p in ("retrieval", "graph", "judge"))
-        assert 0 < spent <= span + 0.01 and spent >= 0.9 * span  # the phases fill the hop, without overlap
+        assert 0.5 * span <= spent <= span + 0.01  # the phases fill the hop (a pause may fall between), never overlap
     assert t["hop1.start_ms"] >= t["planning_ms"] - 0.01
     assert t[f"hop{hops[-1]}.end_ms"] <= t["planning_ms"] + t["retrieval_ms"] + 0.01
 
