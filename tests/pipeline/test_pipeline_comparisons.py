@@ -51,3 +51,19 @@ def test_direct_comparison_and_undecidable_cases():
     answer, _ = answer_comparison("Which film came out first, Forbidden Ground or Free Guy?", [FORBIDDEN, FREE_GUY])
     assert answer == "Forbidden Ground"
     assert answer_comparison("Which film came out first, Forbidden Ground or Free Guy?", [FORBIDDEN]) is None
+
+
+def test_a_passage_of_the_options_own_name_is_not_its_director():
+    # the 2013 film of the same name names no director with a date; Gábor's page does
+    same_name = ev("Forbidden Ground (2013 film)", "Forbidden Ground is a 2013 Australian action drama film.")
+    answer, passage = answer_comparison(
+        "Which film whose director is younger, Forbidden Ground or Free Guy?", [FORBIDDEN, FREE_GUY, same_name, GABOR, LEVY]
+    )
+    assert answer == "Free Guy" and passage.title == "Shawn Levy"
+
+
+def test_options_named_inside_the_question():
+    c = parse_comparison("Was Pál Gábor or Shawn Levy born first?")
+    assert c.options == ("Pál Gábor", "Shawn Levy") and c.attribute == "birth" and not c.later_wins
+    answer, passage = answer_comparison("Was Pál Gábor or Shawn Levy born first?", [LEVY, GABOR])
+    assert answer == "Pál Gábor" and passage.title == "Pál Gábor"

@@ -78,3 +78,18 @@ def test_the_answer_is_the_last_facts_value_and_a_span_of_its_cited_claim():
     assert answer.text in answer.claims[0].text and answer.claims[0].citations[0].chunk_id == "edwards#0"
     died = extract_answer("When did Margaret Verney's father die?", [VERNEY, HAY])
     assert died.text == "10 September 1859" and died.text in died.claims[0].text
+
+
+def test_parents_and_spouse_are_read_from_the_subjects_page():
+    corrigan = "Lloyd Corrigan (October 16, 1900 – November 5, 1969) was an American actor. The son of actress Lillian Elliott, Corrigan directed films."
+    assert read_role(corrigan, "mother")[0] == "Lillian Elliott"
+    assert read_role(VERNEY.text, "father")[0] == "John Hay-Williams"
+    assert read_role(VERNEY.text, "mother")[0] == "Lady Sarah Elizabeth Amherst"
+    assert read_role("Henry Edwards was married to actress Chrissie White, who co-starred in his films.", "spouse")[0] == "Chrissie White"
+    assert asked_role("Who is the father of Margaret Verney?") == "father"
+    assert asked_role("Who is the child of Chiang Hsiao-wen's father?") is None  # asks for a child
+
+
+def test_a_choice_named_inside_the_question_answers_with_the_earlier_option():
+    answer = extract_answer("Was Henry Edwards or John Hay-Williams born first?", [EDWARDS, HAY])
+    assert answer.text == "John Hay-Williams"  # 1794 before 1882

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hoprag.pipeline.bridges import title_key
+from hoprag.pipeline.role_facts import linked_subjects
 from hoprag.records import Evidence
 
 _MONTHS = {
@@ -35,6 +36,22 @@ _DEATH = re.compile(r"\b(died|death|dies|passed away)\b", re.I)
 _BIRTH = re.compile(r"\b(born|birth|younger|older|age)\b", re.I)
 _LINKED = re.compile(r"\b(director|directors|author|writer|composer|father|mother|founder|creator|performer|producer)\b", re.I)
 _OPTIONS = re.compile(r",\s*(?P<a>[^,?]+?)\s+or\s+(?P<b>[^,?]+?)\s*\??\s*$", re.I)
+# "Was A or B born first?", "Is A or B further west?": the options inside, what is compared after
+_INLINE = re.compile(
+    r"^(?:was|were|is|are|did|does|do)\s+(?P<a>[^,?]+?)\s+or\s+(?P<b>[^,?]+?)\s+"
+    r"(?P<tail>(?:born|released|founded|formed|established|published|created|built|opened|died|further|farther|"
+    r"older|younger|larger|bigger|smaller|higher|taller|longer|shorter|more|less)\b[^?]*)\?\s*$",
+    re.I,
+)
+
+
+def inline_options(question: str) -> tuple[tuple[str, str], str] | None:
+    """``((A, B), what is compared)`` of a question that names its options inside ("Was A or B born
+    first?"), or ``None``."""
+    match = _INLINE.match(question.strip())
+    if match is None:
+        return None
+    return (match.group("a").strip(" \"'"), match.group("b").strip(" \"'")), match.group("tail")
 
 
 @dataclass(frozen=True)
@@ -47,10 +64,14 @@ class Comparison:
 
 def parse_comparison(question: str) -> Comparison | None:
     """A date comparison between two named options, or ``None`` when the question is not one."""
+    inline = inline_options(question)
     match = _OPTIONS.search(question)
-    if not match:
+    if inline is not None:
+        options, head = inline
+    elif match is not None:
+        options, head = (match.group("a").strip(" \"'"), match.group("b").strip(" \"'")), question[: match.start()]
+    else:
         return None
-    head = question[: match.start()]
     later, earlier = _LATER.search(head), _EARLIER.search(head)
     if not later and not earlier:
         return None
@@ -63,7 +84,7 @@ def parse_comparison(question: str) -> Comparison | None:
     # "younger" means born later; "older" born earlier.
     later_wins = bool(later) and not (earlier and earlier.start() < later.start())
     return Comparison(
-        options=(match.group("a").strip(" \"'"), match.group("b").strip(" \"'")),
+        options=options,
         attribute=attribute,
         later_wins=later_wins,
         linked=bool(_LINKED.search(head)),
@@ -118,12 +139,10 @@ def _passage_for(option: str, evidence: Sequence[Evidence]) -> Evidence | None:
     return None
 
 
-def _linked_passage(anchor: Evidence, evidence: Sequence[Evidence]) -> Evidence | None:
-    text = anchor.text
-    for item in evidence:
-        if item.chunk_id != anchor.chunk_id and item.title and title_key(item.title) in title_key(text):
-            return item
-    return None
+def _linked_passage(anchor: Evidence, evidence: Sequence[Evidence], attribute: str, exclude: Sequence[str]) -> Evidence | None:
+    """The passage the anchor names that states the date compared (a film's director with a life range)."""
+    linked = linked_subjects(anchor, evidence, exclude=exclude)
+    return next((item for item in linked if date_of(item.text, attribute) is not None), None)
 
 
 def answer_comparison(question: str, evidence: Sequence[Evidence]) -> tuple[str, Evidence] | None:
@@ -132,15 +151,16 @@ def answer_comparison(question: str, evidence: Sequence[Evidence]) -> tuple[str,
     if comparison is None:
         return None
     dated: list[tuple[tuple[int, int, int], str, Evidence]] = []
+    options = [title_key(option) for option in comparison.options]
     for option in comparison.options:
         passage = _passage_for(option, evidence)
         if passage is None:
             return None
-        if comparison.linked:
-            passage = _linked_passage(passage, evidence) or passage
         attribute = comparison.attribute
         if comparison.linked and attribute == "date":
             attribute = "birth"
+        if comparison.linked:
+            passage = _linked_passage(passage, evidence, attribute, options) or passage
         when = date_of(passage.text, attribute)
         if when is None:
             return None

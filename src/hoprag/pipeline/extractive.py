@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 
 from hoprag.pipeline.answer_types import question_kind, typed_spans
 from hoprag.pipeline.bridges import extract_bridges
-from hoprag.pipeline.comparisons import answer_comparison
+from hoprag.pipeline.comparisons import answer_comparison, inline_options
 from hoprag.pipeline.role_facts import role_answer
 from hoprag.pipeline.yes_no import answer_both, answer_same_country, answer_same_value
 from hoprag.pipeline.text import content_tokens, fold, sentences_with_offsets, tokens
@@ -55,6 +55,9 @@ def _wanted_kinds(question: str) -> tuple[str, ...]:
 
 
 def _options(question: str) -> tuple[str, str] | None:
+    inline = inline_options(question)
+    if inline is not None:
+        return inline[0]
     match = _OPTIONS.search(question)
     if not match:
         return None

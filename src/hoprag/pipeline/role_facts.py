@@ -20,9 +20,10 @@ from hoprag.index.entities import title_key
 from hoprag.pipeline.text import fold, tokens
 from hoprag.records import Evidence
 
-__all__ = ["ROLES", "RoleFact", "asked_role", "linked_subject", "named_passage", "read_role", "role_answer"]
+__all__ = ["ROLES", "RoleFact", "asked_role", "linked_subject", "linked_subjects", "named_passage", "read_role", "role_answer"]
 
-ROLES = ("birth_date", "death_date", "birth_place", "death_place", "burial_place", "nationality", "country")
+ROLES = ("birth_date", "death_date", "birth_place", "death_place", "burial_place", "nationality", "country",
+         "father", "mother", "spouse")
 
 _MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
 # a full date as the passage writes it, or a year (never a bare day or month)
@@ -75,7 +76,22 @@ _ASKS = (
     ("birth_place", re.compile(rf"{_WHAT}(?:place of birth|birthplace)\b|^where (?:was|is) .+ born\b", re.I)),
     ("death_place", re.compile(rf"{_WHAT}place of death\b|^where (?:was|is) the place of death\b|^where did .+ die\b", re.I)),
     ("burial_place", re.compile(rf"{_WHAT}place of burial\b|^where (?:was|is) .+ buried\b", re.I)),
+    ("father", re.compile(r"^who (?:is|was) (?:the )?father of\b|^who (?:is|was) (?:(?! of ).)+'s father\s*\??$", re.I)),
+    ("mother", re.compile(r"^who (?:is|was) (?:the )?mother of\b|^who (?:is|was) (?:(?! of ).)+'s mother\s*\??$", re.I)),
+    ("spouse", re.compile(r"^who (?:is|was) (?:the )?(?:spouse|wife|husband) of\b|^who (?:is|was) (?:(?! of ).)+'s (?:spouse|wife|husband)\s*\??$", re.I)),
     ("nationality", re.compile(r"^what nationality\b|^what is the nationality of\b|^which country .+ (?:is|was|are|were) from\b", re.I)),
+)
+_PERSON = rf"{_NAME_WORD}(?:\s+(?:(?:de|da|di|von|van|der|del|la|le|bin|ibn|of)\s+)?{_NAME_WORD})*"
+_LEAD = r"(?:the\s+)?(?:[a-z]+\s+){0,2}?"  # "the late", "actress": words before a name
+# "daughter of Lady Sarah Amherst and her husband John Hay-Williams": a child's parents
+_PARENTS = re.compile(
+    rf"\b(?:son|daughter|child|born to)\s+(?:of\s+)?(?P<lead>{_LEAD})(?P<a>{_PERSON})(?:\s+and\s+(?:(?:his|her)\s+(?P<rel>wife|husband)\s+)?{_LEAD}(?P<b>{_PERSON}))?"
+)
+_FEMININE = re.compile(r"\b(?:actress|singer|dancer|lady|queen|princess|mrs|widow|mother)\b")
+_PARENT = {role: re.compile(rf"\b(?:his|her|whose) {role},?\s+(?:was\s+)?{_LEAD}(?P<v>{_PERSON})") for role in ("father", "mother")}
+_SPOUSE = re.compile(
+    rf"\bmarried\s+(?:to\s+)?{_LEAD}(?P<v>{_PERSON})|\b(?:his|her) (?:wife|husband|spouse),?\s+{_LEAD}(?P<w>{_PERSON})"
+    rf"|\b(?:wife|husband|widow|widower) of\s+{_LEAD}(?P<x>{_PERSON})"
 )
 # the relation nouns that put the answer on another passage than the named one ("X's father")
 _RELATION = re.compile(
@@ -121,6 +137,12 @@ def read_role(text: str, role: str) -> tuple[str, int] | None:
         if group and life is not None and life.group(group) and (own is None or life.start() < own.start()):
             return _trim(life.group(group)), life.start(group)
         return (_trim(own.group("v")), own.start("v")) if own else None
+    if role in ("father", "mother"):
+        return _parent(text, role)
+    if role == "spouse":
+        match = _SPOUSE.search(text)
+        group = next((g for g in ("v", "w", "x") if match is not None and match.group(g)), None)
+        return (match.group(group), match.start(group)) if match is not None and group else None
     if role == "nationality":
         for match in _NATIONALITY.finditer(text[:400]):
             if not _DEMONYM_END.search(match.group("v")):
@@ -141,6 +163,19 @@ def read_role(text: str, role: str) -> tuple[str, int] | None:
     return None
 
 
+def _parent(text: str, role: str) -> tuple[str, int] | None:
+    """A parent named by "his father, X" or by "son of A and B" (A the father, unless "and her husband B")."""
+    own = _PARENT[role].search(text)
+    both = _PARENTS.search(text)
+    if both is not None and (own is None or both.start() < own.start()):
+        # one parent named: a mother when the words before her say so ("son of actress Lillian Elliott")
+        father_first = both.group("rel") != "husband" and not (both.group("b") is None and _FEMININE.search(both.group("lead")))
+        group = "a" if (role == "father") == father_first else "b"
+        if both.group(group):
+            return both.group(group), both.start(group)
+    return (own.group("v"), own.start("v")) if own else None
+
+
 def named_passage(name: str, evidence: Sequence[Evidence]) -> Evidence | None:
     """The held passage titled ``name`` (same title key, or a title that contains it)."""
     key = title_key(name)
@@ -155,17 +190,26 @@ def named_passage(name: str, evidence: Sequence[Evidence]) -> Evidence | None:
     return None
 
 
-def linked_subject(anchor: Evidence, evidence: Sequence[Evidence], *, exclude: Sequence[str] = ()) -> Evidence | None:
-    """The held passage the anchor's text names by title (a film's page naming its director), the
-    first in evidence order; ``None`` when the anchor names no other held passage."""
-    text = f" {' '.join(fold(anchor.text).split())} "
+def linked_subjects(anchor: Evidence, evidence: Sequence[Evidence], *, exclude: Sequence[str] = ()) -> list[Evidence]:
+    """The held passages the anchor's text names by title (a film's page naming its director), in
+    evidence order; a passage of the anchor's own name ("Forbidden Ground (2013 film)") or one whose
+    name is only part of the anchor's ("The Prairie" in "The Prairie King") is none of them."""
+    own = title_key(anchor.title)
+    text = f" {' '.join(fold(anchor.text).split())} ".replace(own, " ") if own else ""
+    found = []
     for item in evidence:
         key = title_key(item.title)
-        if item.chunk_id == anchor.chunk_id or not key or key in exclude or item.title == anchor.title:
+        if item.chunk_id == anchor.chunk_id or not key or key == own or key in exclude:
             continue
-        if f" {key} " in text or f" {key}," in text or f" {key}." in text or f" {key}'" in text:
-            return item
-    return None
+        if any(f" {key}{end}" in text for end in (" ", ",", ".", "'", ")")) and all(f.title != item.title for f in found):
+            found.append(item)
+    return found
+
+
+def linked_subject(anchor: Evidence, evidence: Sequence[Evidence], *, exclude: Sequence[str] = ()) -> Evidence | None:
+    """The first of :func:`linked_subjects`, or ``None`` when the anchor names no other held passage."""
+    linked = linked_subjects(anchor, evidence, exclude=exclude)
+    return linked[0] if linked else None
 
 
 def _spaced(text: str) -> str:
@@ -197,7 +241,10 @@ def role_answer(question: str, evidence: Sequence[Evidence]) -> RoleFact | None:
     if anchor is None:
         return None
     subject: Evidence | None = anchor
-    if _RELATION.search(_spaced(question).replace(_spaced(title_key(anchor.title)), " ")):
+    rest = _spaced(question).replace(_spaced(title_key(anchor.title)), " ")
+    if role in ("father", "mother", "spouse"):  # the relation asked is no step of the chain
+        rest = re.sub(rf"\b(?:{role}|wife|husband)\b", " ", rest, count=1)
+    if _RELATION.search(rest):
         subject = linked_subject(anchor, evidence[:8])
     if subject is None:
         return None
