@@ -93,3 +93,12 @@ def test_parents_and_spouse_are_read_from_the_subjects_page():
 def test_a_choice_named_inside_the_question_answers_with_the_earlier_option():
     answer = extract_answer("Was Henry Edwards or John Hay-Williams born first?", [EDWARDS, HAY])
     assert answer.text == "John Hay-Williams"  # 1794 before 1882
+
+
+def test_an_answer_comes_from_the_chains_last_passage_not_the_one_the_question_names():
+    film = ev("forbidden#0", "Forbidden Ground (film)", "Forbidden Ground is a Hungarian film directed by Pál Gábor. "
+              "It was produced by Mafilm Studio in Budapest.")
+    director = ev("gabor#0", "Pál Gábor", "Pál Gábor studied at the Hungarian Film Academy in Budapest.", hop=2)
+    answer = extract_answer("Which academy did the director of Forbidden Ground study at?", [film, director])
+    assert answer.text == "Hungarian Film Academy"
+    assert answer.claims[0].citations[0].chunk_id == "gabor#0" and answer.text in answer.claims[0].text

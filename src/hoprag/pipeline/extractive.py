@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from hoprag.pipeline.answer_types import question_kind, typed_spans
-from hoprag.pipeline.bridges import extract_bridges
+from hoprag.pipeline.bridges import extract_bridges, title_key
 from hoprag.pipeline.comparisons import answer_comparison, inline_options
 from hoprag.pipeline.role_facts import role_answer
 from hoprag.pipeline.yes_no import answer_both, answer_same_country, answer_same_value
@@ -22,7 +22,9 @@ from hoprag.pipeline.text import content_tokens, fold, sentences_with_offsets, t
 from hoprag.records import Answer, Citation, Claim, Evidence
 
 CHAIN_ITEMS = 2  # leading evidence items cited as the chain behind an answer
-CHAIN_END_WEIGHT = 1.0  # added to the sentences of the chain's last passage (see _chain_end)
+CHAIN_LEAD = 2  # leading items among which the chain's last passage is looked for (see _chain_end)
+CHAIN_END_WEIGHT = 2.0  # added to the sentences of the chain's last passage
+NAMED_WEIGHT = 0.5  # taken from the sentences of a passage the question names, when a chain end is found
 FIT_WEIGHT = 1.0  # how much a candidate's fit to the asked kind (0-1, :mod:`hoprag.pipeline.answer_types`) adds
 _YES_NO = re.compile(
     r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall)\b", re.I
@@ -111,12 +113,15 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
         return Answer(text="", abstained=True, confidence=0.0)
     q_terms = set(content_tokens(question))
     chain_end = _chain_end(question, evidence)
+    # a passage the question names is where its chain starts, rarely where its answer is
+    named = _named_items(question, evidence) if chain_end else set()
     scored: list[tuple[float, int, Evidence, str]] = []
     for order, (item, sentence) in enumerate(_sentences(evidence)):
         s_terms = set(content_tokens(sentence)) | set(content_tokens(item.title))
         overlap = len(q_terms & s_terms)
         # a chain's answer is a fact of its last passage, the one the question does not name
-        scored.append((overlap + 0.5 / (1 + order) + (CHAIN_END_WEIGHT if item.chunk_id in chain_end else 0.0), order, item, sentence))
+        scored.append((overlap + 0.5 / (1 + order) + (CHAIN_END_WEIGHT if item.chunk_id in chain_end else 0.0)
+                       - (NAMED_WEIGHT if item.chunk_id in named else 0.0), order, item, sentence))
     scored.sort(key=lambda row: (-row[0], row[1]))
 
     options = _options(question)
@@ -161,12 +166,17 @@ def _chain_end(question: str, evidence: Sequence[Evidence]) -> set[str]:
     name, when another leading item is named (the anchor); empty for yes/no and two-option questions."""
     if _YES_NO.match(question) or _options(question):
         return set()
-    folded = f" {' '.join(tokens(question))} "
-    lead = evidence[:CHAIN_ITEMS]
-    named = {e.chunk_id for e in lead if tokens(e.title) and f" {' '.join(tokens(e.title))} " in folded}
+    lead = evidence[:CHAIN_LEAD]
+    named = _named_items(question, lead)
     if not named or len(named) == len(lead):
         return set()
     return {e.chunk_id for e in lead if e.chunk_id not in named}
+
+
+def _named_items(question: str, evidence: Sequence[Evidence]) -> set[str]:
+    """The items whose title (without its "(film)" qualifier) the question names."""
+    folded = f" {' '.join(tokens(question))} "
+    return {e.chunk_id for e in evidence if tokens(title_key(e.title)) and f" {' '.join(tokens(title_key(e.title)))} " in folded}
 
 
 def _proximity(sentence: str, value: str, q_terms: set[str], window: int = 4) -> int:
