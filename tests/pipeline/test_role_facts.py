@@ -102,3 +102,8 @@ def test_an_answer_comes_from_the_chains_last_passage_not_the_one_the_question_n
     answer = extract_answer("Which academy did the director of Forbidden Ground study at?", [film, director])
     assert answer.text == "Hungarian Film Academy"
     assert answer.claims[0].citations[0].chunk_id == "gabor#0" and answer.text in answer.claims[0].text
+
+
+def test_a_place_ends_at_its_sentence_but_keeps_an_abbreviation():
+    assert read_role("Carlo Mazzacurati was an Italian film director born in Padua. He started in 1980.", "birth_place")[0] == "Padua"
+    assert read_role("Mark Bowden was born in St. Louis, Missouri in 1951.", "birth_place")[0] == "St. Louis, Missouri"

@@ -29,7 +29,8 @@ _MONTH = r"(?:January|February|March|April|May|June|July|August|September|Octobe
 # a full date as the passage writes it, or a year (never a bare day or month)
 DATE_SPAN = rf"(?:\d{{1,2}}\s+{_MONTH},?\s+\d{{3,4}}|{_MONTH}\s+\d{{1,2}},?\s+\d{{3,4}}|{_MONTH}\s+\d{{3,4}}|\b\d{{3,4}}\b)"
 _DATE = re.compile(DATE_SPAN)
-_NAME_WORD = r"[A-Z\u00C0-\u00DE\u0100-\u024F][\w'\u2019.\-]*"
+# a capitalised word; a full stop only in a short abbreviation ("St. Louis"), never a sentence's end
+_NAME_WORD = r"(?:(?:St|Mt|Ft|Jr|Sr)\.|[A-Z\u00C0-\u00DE\u0100-\u024F][\w'\u2019\-]*)"
 
 
 def _place(parts: int) -> str:
