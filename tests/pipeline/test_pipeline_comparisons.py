@@ -67,3 +67,12 @@ def test_options_named_inside_the_question():
     assert c.options == ("Pál Gábor", "Shawn Levy") and c.attribute == "birth" and not c.later_wins
     answer, passage = answer_comparison("Was Pál Gábor or Shawn Levy born first?", [LEVY, GABOR])
     assert answer == "Pál Gábor" and passage.title == "Pál Gábor"
+
+
+def test_options_inside_a_question_end_at_the_first_lowercase_word():
+    from hoprag.pipeline.comparisons import inline_options
+
+    assert inline_options("Is Rutgers University or Brown University public?") == (("Rutgers University", "Brown University"), "public")
+    assert inline_options("Was Diego Lugano or John R. Gunn born first?") == (("Diego Lugano", "John R. Gunn"), "born first")
+    c = parse_comparison("Which band was formed first The Exies or Circus Diablo ?")
+    assert c is not None and c.options == ("The Exies", "Circus Diablo") and not c.later_wins

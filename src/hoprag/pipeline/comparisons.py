@@ -38,10 +38,12 @@ _LINKED = re.compile(r"\b(director|directors|author|writer|composer|father|mothe
 _OPTIONS = re.compile(r",\s*(?P<a>[^,?]+?)\s+or\s+(?P<b>[^,?]+?)\s*\??\s*$", re.I)
 # "Was A or B born first?", "Is A or B further west?": the options inside, what is compared after
 _INLINE = re.compile(
-    r"^(?:was|were|is|are|did|does|do)\s+(?P<a>[^,?]+?)\s+or\s+(?P<b>[^,?]+?)\s+"
-    r"(?P<tail>(?:born|released|founded|formed|established|published|created|built|opened|died|further|farther|"
-    r"older|younger|larger|bigger|smaller|higher|taller|longer|shorter|more|less)\b[^?]*)\?\s*$",
-    re.I,
+    r"^(?i:was|were|is|are|did|does|do)\s+(?P<a>[^,?]+?)\s+or\s+(?P<b>[A-Z0-9][^\s?]*(?:\s+[A-Z0-9][^\s?]*)*)\s+"
+    r"(?P<tail>[a-z][^?]*)\?\s*$"
+)
+# "Which band was formed first The Exies or Circus Diablo?": the options right after the direction
+_AFTER_DIRECTION = re.compile(
+    r"\b(?:first|earlier|later|last|older|younger|earliest|latest|recently)\s+(?P<a>[^,?]+?)\s+or\s+(?P<b>[^,?]+?)\s*\?\s*$", re.I
 )
 
 
@@ -65,11 +67,11 @@ class Comparison:
 def parse_comparison(question: str) -> Comparison | None:
     """A date comparison between two named options, or ``None`` when the question is not one."""
     inline = inline_options(question)
-    match = _OPTIONS.search(question)
+    match = _OPTIONS.search(question) or _AFTER_DIRECTION.search(question)
     if inline is not None:
         options, head = inline
     elif match is not None:
-        options, head = (match.group("a").strip(" \"'"), match.group("b").strip(" \"'")), question[: match.start()]
+        options, head = (match.group("a").strip(" \"'"), match.group("b").strip(" \"'")), question[: match.start("a")]
     else:
         return None
     later, earlier = _LATER.search(head), _EARLIER.search(head)
