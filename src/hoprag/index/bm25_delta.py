@@ -93,7 +93,8 @@ def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """``concatenate([arange(s, s + c) for s, c in zip(starts, counts)])`` without a Python loop."""
     counts = counts.astype(np.int64)
     total = int(counts.sum())
-    return np.repeat(starts.astype(np.int64) - _starts(counts), counts) + np.arange(total, dtype=np.int64)
+    kind = np.int32 if total + int(starts.max(initial=0)) < np.iinfo(np.int32).max else np.int64  # half the bytes
+    return np.repeat((starts.astype(np.int64) - _starts(counts)).astype(kind), counts) + np.arange(total, dtype=kind)
 
 
 def updated_matrix(
@@ -123,9 +124,9 @@ def updated_matrix(
         k_tf = np.asarray(tf[:nnz])
     else:
         entry_keep = keep[indices[:nnz]]
-        at = np.zeros(nnz + 1, dtype=np.int64)
+        at = np.zeros(nnz + 1, dtype=np.int32 if nnz < np.iinfo(np.int32).max else np.int64)
         np.cumsum(entry_keep, out=at[1:])
-        kept_count = at[indptr[1 : n_old_terms + 1]] - at[indptr[:n_old_terms]]
+        kept_count = (at[indptr[1 : n_old_terms + 1]] - at[indptr[:n_old_terms]]).astype(np.int64)
         k_rows = new_row[indices[:nnz][entry_keep]]
         k_tf = np.asarray(tf[:nnz])[entry_keep]
     # new entries, sorted by column (rows ascend within each: they were sorted by row, then term)
