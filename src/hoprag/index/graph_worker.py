@@ -52,6 +52,9 @@ __all__ = ["WORKER_MIN_CHUNKS", "GraphWorker", "serve"]
 WORKER_MIN_CHUNKS = 20_000
 #: chunks per frame sent to the worker
 _BATCH = 2_000
+#: frames waiting for the pipe: when the worker falls behind (a busy machine), the build waits for it
+#: rather than holding the corpus's texts in memory
+_QUEUED = 16
 _HEADER = struct.Struct("<Q")
 _WORKER = "import sys; from hoprag.index.graph_worker import serve; serve(sys.stdin.buffer, sys.stdout.buffer)"
 _FIX = "rebuild with `--no-graph` to index without the entity graph, or give the build more memory"
@@ -75,7 +78,7 @@ class GraphWorker:
         self._batch: list[tuple[str, list[str], list[str]]] = []
         self._batch_chunks = 0
         self._process: subprocess.Popen[bytes] | None = None
-        self._frames: queue.Queue[bytes | None] = queue.Queue()
+        self._frames: queue.Queue[bytes | None] = queue.Queue(maxsize=_QUEUED)
         self._writer: threading.Thread | None = None
         self._stderr: IO[bytes] | None = None
         self._submitted = False
