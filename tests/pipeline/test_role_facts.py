@@ -107,3 +107,16 @@ def test_an_answer_comes_from_the_chains_last_passage_not_the_one_the_question_n
 def test_a_place_ends_at_its_sentence_but_keeps_an_abbreviation():
     assert read_role("Carlo Mazzacurati was an Italian film director born in Padua. He started in 1980.", "birth_place")[0] == "Padua"
     assert read_role("Mark Bowden was born in St. Louis, Missouri in 1951.", "birth_place")[0] == "St. Louis, Missouri"
+
+
+def test_a_chains_next_passage_is_read_when_no_title_links_to_it():
+    # real MuSiQue passages: the author's dates sit in a passage titled for a movement, not for him
+    blast = ev("blast#0", "The First Blast of the Trumpet", "The First Blast of the Trumpet is a polemical work by the "
+               "Scottish reformer John Knox, published in 1558. It attacks female monarchs, arguing that rule by "
+               "females is contrary to the Bible.")
+    bible = ev("bible#0", "Bible", "The Old Testament canon entered into Christian use in the Greek Septuagint.", hop=2)
+    knox = ev("presb#0", "Presbyterianism", "John Knox (1505–1572), a Scot who had spent time studying under Calvin in "
+              "Geneva, returned to Scotland.", hop=2)
+    fact = role_answer("What year did the author of The First Blast of the Trumpet die?", [blast, bible, knox])
+    assert fact is not None and fact.value == "1572" and fact.passage is knox
+    assert asked_role("What city was the author of What We Talk About When We Talk About love born in?") == "birth_place"

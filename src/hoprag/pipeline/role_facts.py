@@ -69,13 +69,14 @@ _LOCATED = re.compile(
 )
 
 _WHAT = r"^(?:what|which) (?:is|was|are|were) (?:the )?"
+_IN_WHAT = r"^(?:in )?(?:what|which) (?:city|town|country|state|county|place|village)\b"
 # the role asked, from the question's opening words: "of what church is the diocese of the
 # birthplace of X" asks for a church, not a birthplace
 _ASKS = (
     ("birth_date", re.compile(rf"{_WHAT}(?:date of birth|birth ?date|birthday)\b|^when (?:was|is) .+ (?:born|birthday)\b|^(?:in )?what year was .+ born\b", re.I)),
     ("death_date", re.compile(rf"{_WHAT}(?:date of death|death ?date)\b|^when did .+ (?:die|pass away)\b|^(?:in )?what year did .+ die\b", re.I)),
-    ("birth_place", re.compile(rf"{_WHAT}(?:place of birth|birthplace)\b|^where (?:was|is) .+ born\b", re.I)),
-    ("death_place", re.compile(rf"{_WHAT}place of death\b|^where (?:was|is) the place of death\b|^where did .+ die\b", re.I)),
+    ("birth_place", re.compile(rf"{_WHAT}(?:place of birth|birthplace)\b|^where (?:was|is) .+ born\b|{_IN_WHAT} .+ born\b", re.I)),
+    ("death_place", re.compile(rf"{_WHAT}place of death\b|^where (?:was|is) the place of death\b|^where did .+ die\b|{_IN_WHAT} .+ die\b", re.I)),
     ("burial_place", re.compile(rf"{_WHAT}place of burial\b|^where (?:was|is) .+ buried\b", re.I)),
     ("father", re.compile(r"^who (?:is|was) (?:the )?father of\b|^who (?:is|was) (?:(?! of ).)+'s father\s*\??$", re.I)),
     ("mother", re.compile(r"^who (?:is|was) (?:the )?mother of\b|^who (?:is|was) (?:(?! of ).)+'s mother\s*\??$", re.I)),
@@ -100,6 +101,10 @@ _RELATION = re.compile(
     r"writer|creator|founder|keyboardist|singer|guitarist|drummer|screenwriter|cinematographer|editor)\b",
     re.I,
 )
+
+
+LINKED_TRIED = 1  # passages the anchor names by title, tried in evidence order
+NEXT_TRIED = 3  # leading passages tried next when those state no such fact
 
 
 @dataclass(frozen=True)
@@ -241,15 +246,19 @@ def role_answer(question: str, evidence: Sequence[Evidence]) -> RoleFact | None:
     anchor = _anchor(question, evidence)
     if anchor is None:
         return None
-    subject: Evidence | None = anchor
     rest = _spaced(question).replace(_spaced(title_key(anchor.title)), " ")
     if role in ("father", "mother", "spouse"):  # the relation asked is no step of the chain
         rest = re.sub(rf"\b(?:{role}|wife|husband)\b", " ", rest, count=1)
+    subjects = [anchor]
     if _RELATION.search(rest):
-        subject = linked_subject(anchor, evidence[:8])
-    if subject is None:
-        return None
-    read = read_role(subject.text, role)
-    if read is None:
-        return None
-    return RoleFact(value=read[0], role=role, passage=subject, offset=read[1])
+        # the passages the anchor names by title, then the chain's next passages whatever their
+        # title ("Presbyterianism" holds "John Knox (1505–1572)")
+        asked = _spaced(question)
+        subjects = linked_subjects(anchor, evidence[:8])[:LINKED_TRIED]
+        subjects += [e for e in evidence[:NEXT_TRIED] if e.chunk_id != anchor.chunk_id and e not in subjects
+                     and _spaced(title_key(e.title)) not in asked]
+    for subject in subjects:
+        read = read_role(subject.text, role)
+        if read is not None:
+            return RoleFact(value=read[0], role=role, passage=subject, offset=read[1])
+    return None
