@@ -226,7 +226,9 @@ def test_two_updates_at_once_are_refused_and_readers_see_old_or_new(database):
     assert not errors
     rebuilt = _url(database, "concurrent_r")
     build_pg_index([d for d in DOCS[:10] if d.id not in {DOCS[3].id, DOCS[4].id}] + DOCS[10:14], rebuilt)
-    expected = [(h.chunk_id, h.score) for h in open_index(rebuilt).bm25.retrieve(question, k=10)]
+    fresh = open_index(rebuilt)
+    expected = [(h.chunk_id, h.score) for h in fresh.bm25.retrieve(question, k=10)]
+    fresh.close()
     assert expected != old
     # committed: the same open reader ranks with the new statistics, as a rebuild does
     assert [(h.chunk_id, h.score) for h in reader.bm25.retrieve(question, k=10)] == expected
@@ -267,4 +269,29 @@ def test_updated_documents_are_redacted_and_cleared_as_built_ones(database, tmp_
     index = open_index(updated)
     assert not index.bm25.retrieve("quokka budget", k=5, clearance="public")
     assert [h.doc_id for h in index.bm25.retrieve("quokka budget", k=5, clearance="restricted")][:1] == ["restricted-note"]
+    index.close()
+
+
+def test_a_rebuild_waits_for_a_running_update_then_replaces_it(database):
+    url = _url(database, "rebuild_wait")
+    build_pg_index(DOCS[:6], url)
+    inside, release, done = threading.Event(), threading.Event(), []
+
+    def pause(stage: str, done_: int, total: int) -> None:
+        if stage == "write" and done_ == 2:
+            inside.set()
+            release.wait(60)
+
+    update = threading.Thread(target=lambda: done.append(update_pg_index(url, DOCS[6:8], [], progress=pause)))
+    update.start()
+    assert inside.wait(60)
+    rebuild = threading.Thread(target=lambda: done.append(build_pg_index(DOCS[10:13], url)))
+    rebuild.start()
+    rebuild.join(1.0)
+    assert rebuild.is_alive(), "the rebuild swapped its schema in under a running update"
+    release.set()
+    update.join(60)
+    rebuild.join(60)
+    index = open_index(url)
+    assert len(done) == 2 and index.manifest.document_count == 3  # the rebuild, applied after the update
     index.close()

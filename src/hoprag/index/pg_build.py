@@ -124,6 +124,8 @@ def _load(conn: Any, target: PgTarget, documents: Iterable[Document], config: In
         if progress:
             progress("write", 2, 3)
         with conn.transaction():
+            # the lock an update holds (hoprag.index.pg_update): a running update finishes before the swap
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (target.schema,))
             conn.execute(f"DROP SCHEMA IF EXISTS {final} CASCADE")
             conn.execute(f"ALTER SCHEMA {staged} RENAME TO {final}")
     except BaseException:
