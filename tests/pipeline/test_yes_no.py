@@ -63,3 +63,9 @@ def test_the_answerer_says_yes_or_no_and_cites_the_passage_compared():
     answer = extract_answer("Are both villages, Totkuh and Feyzabad, Khatam, located in the same country?", [TOTKUH, FEYZABAD])
     assert answer.text == "yes"
     assert answer.claims[0].citations[0].chunk_id == "feyz#0" and "Iran" in answer.claims[0].text
+
+
+def test_a_villages_country_is_the_last_part_of_its_first_sentence():
+    text = ("Feyzabad( also Romanized as Feyẕābād) is a village in Chahak Rural District, in the Central District of "
+            "Khatam County, Yazd Province, Iran. At the 2006 census, its population was 62.")
+    assert country_of(text)[0] == "iran"

@@ -163,9 +163,13 @@ def read_role(text: str, role: str) -> tuple[str, int] | None:
         match = _LOCATED.search(text[:300])
         if match is None:
             return None
-        value = _trim(match.group("v"))
-        last = value.rsplit(",", 1)[-1].strip()
-        return last, match.start("v") + value.rfind(last)
+        # the last ", Name" of the sentence: "in the Central District of Khatam County, Yazd Province, Iran."
+        end = text.find(". ", match.start("v"))
+        where = text[match.start("v") : end if end > 0 else len(text)].rstrip(" .")
+        last = where.rsplit(",", 1)[-1].strip()
+        if not re.fullmatch(_place(0), last):
+            last = _trim(match.group("v")).rsplit(",", 1)[-1].strip()
+        return last, match.start("v") + where.rfind(last)
     return None
 
 
