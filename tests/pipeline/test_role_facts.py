@@ -120,3 +120,10 @@ def test_a_chains_next_passage_is_read_when_no_title_links_to_it():
     fact = role_answer("What year did the author of The First Blast of the Trumpet die?", [blast, bible, knox])
     assert fact is not None and fact.value == "1572" and fact.passage is knox
     assert asked_role("What city was the author of What We Talk About When We Talk About love born in?") == "birth_place"
+
+
+def test_a_who_clause_about_the_named_entity_is_a_step_of_the_chain():
+    album = ev("live#0", "Live at Shelly's Manne-Hole", "Live at Shelly's Manne-Hole is a live album by jazz pianist Bill Evans.")
+    evans = ev("evans#0", "Bill Evans", "William John Evans (August 16, 1929 – September 15, 1980) was an American jazz pianist.", hop=2)
+    fact = role_answer("When was the pianist who recorded Live at Shelly's Manne-Hole born?", [album, evans])
+    assert fact is not None and fact.value == "August 16, 1929" and fact.passage is evans

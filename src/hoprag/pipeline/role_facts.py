@@ -107,6 +107,10 @@ LINKED_TRIED = 1  # passages the anchor names by title, tried in evidence order
 NEXT_TRIED = 3  # leading passages tried next when those state no such fact
 
 
+# "the pianist who recorded X": a clause about someone X names is a step of the chain as well
+_WHO_CLAUSE = re.compile(r"\w\s+(?:who|whom|whose)\b")
+
+
 @dataclass(frozen=True)
 class RoleFact:
     """A value read by its role, the passage it was read from and where it starts in its text."""
@@ -243,21 +247,22 @@ def _anchor(question: str, evidence: Sequence[Evidence]) -> Evidence | None:
 
 def role_answer(question: str, evidence: Sequence[Evidence]) -> RoleFact | None:
     """The fact the question asks by role, read from its subject's passage: the passage the named one
-    links to when the question asks about a relation of it ("X's father"), else the named one."""
+    links to when the question asks about a relation of it ("X's father", "the pianist who recorded
+    X"), else the named one."""
     role = asked_role(question)
     if role is None:
         return None
     anchor = _anchor(question, evidence)
     if anchor is None:
         return None
-    rest = _spaced(question).replace(_spaced(title_key(anchor.title)), " ")
+    asked = _spaced(question)
+    rest = asked.replace(_spaced(title_key(anchor.title)), " ")
     if role in ("father", "mother", "spouse"):  # the relation asked is no step of the chain
         rest = re.sub(rf"\b(?:{role}|wife|husband)\b", " ", rest, count=1)
     subjects = [anchor]
-    if _RELATION.search(rest):
+    if _RELATION.search(rest) or _WHO_CLAUSE.search(rest):
         # the passages the anchor names by title, then the chain's next passages whatever their
         # title ("Presbyterianism" holds "John Knox (1505–1572)")
-        asked = _spaced(question)
         subjects = linked_subjects(anchor, evidence[:8])[:LINKED_TRIED]
         subjects += [e for e in evidence[:NEXT_TRIED] if e.chunk_id != anchor.chunk_id and e not in subjects
                      and _spaced(title_key(e.title)) not in asked]
