@@ -51,7 +51,7 @@ _DIED_DATE = re.compile(rf"\b(?i:died|death|d\.)\s[^.;]{{0,60}}?(?P<v>{DATE_SPAN
 # "(June 7, 1909 in Jiménez, Chihuahua – September 4, 1986 in Mexico City)", "(6 June 1906, Graz – …)"
 _AT = rf"(?:(?:,\s*|\s+in\s+)(?P<GROUP>{_PLACE}))?"
 _RANGE = re.compile(
-    rf"\(\s*(?:[^()]*?[;,]\s*)?(?:c\.\s*|born\s+)?(?P<b>{DATE_SPAN}){_AT.replace('GROUP', 'bp')}\s*[\u2013\u2014-]+\s*"
+    rf"\(\s*(?:[^()]*?[;,]\s*)??(?:c\.\s*|born\s+)?(?P<b>{DATE_SPAN}){_AT.replace('GROUP', 'bp')}\s*[\u2013\u2014-]+\s*"
     rf"(?:c\.\s*|died\s+)?(?P<d>{DATE_SPAN}){_AT.replace('GROUP', 'dp')}"
 )
 _LIFE_GROUP = {"birth_date": "b", "death_date": "d", "birth_place": "bp", "death_place": "dp"}
