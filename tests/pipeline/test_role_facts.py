@@ -127,3 +127,8 @@ def test_a_who_clause_about_the_named_entity_is_a_step_of_the_chain():
     evans = ev("evans#0", "Bill Evans", "William John Evans (August 16, 1929 – September 15, 1980) was an American jazz pianist.", hop=2)
     fact = role_answer("When was the pianist who recorded Live at Shelly's Manne-Hole born?", [album, evans])
     assert fact is not None and fact.value == "August 16, 1929" and fact.passage is evans
+
+
+def test_a_year_asked_is_the_year_of_the_date_read():
+    died = extract_answer("In what year did Margaret Verney's father die?", [VERNEY, HAY])
+    assert died.text == "1859" and died.text in died.claims[0].text

@@ -142,7 +142,7 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
             text, source = _choose_option(options, scored)
     elif (fact := role_answer(question, evidence)) is not None:
         # a fact asked by its role, read from the chain's subject ("X's father": the father's page)
-        text, source = fact.value, (fact.passage, sentence_at(fact.passage.text, fact.offset))
+        text, source = _year_if_asked(question, fact.value), (fact.passage, sentence_at(fact.passage.text, fact.offset))
     else:
         text, source = _best_span(question, scored, evidence)
     if source is None:
@@ -238,14 +238,17 @@ def _best_span(
             if best is None or score > best[0]:
                 best = (score, value, item, sentence)
     if best is not None:
-        value = best[1]
-        year = _YEAR_IN.search(value) if _ASKS_YEAR.search(question) else None
-        # "In what year …?" asks for the year of the date found ("12 February 1939" → "1939"), a span still
-        return (year.group(0) if year else value), (best[2], best[3])
+        return _year_if_asked(question, best[1]), (best[2], best[3])
     if scored:
         _, _, item, sentence = scored[0]
         return sentence, (item, sentence)
     return "", None
+
+
+def _year_if_asked(question: str, value: str) -> str:
+    """"In what year …?" asks for the year of the date found ("12 February 1939" → "1939"), a span still."""
+    year = _YEAR_IN.search(value) if _ASKS_YEAR.search(question) else None
+    return year.group(0) if year else value
 
 
 def _choose_option(
