@@ -12,9 +12,9 @@ parent span per question leaves each call its own trace). In each trace
   Retrieval spans inside it (LlamaIndex's ``retrieve`` → ``_retrieve``) are the same call; when the
   outer one recorded no documents the first inner one's are used. Each call is one
   :class:`~hoprag.records.HopStep`, in start order (hop = its position, or ``hoprag.hop``);
-* the selected evidence is the documents of the ``RERANKER`` spans' outputs when there are any, else
-  every retrieved document, in step order, then rank, each document once (document-level: no offsets,
-  so a document covers a fact of its own);
+* the selected evidence is the retrieved documents the answering LLM call's prompt holds, in the
+  prompt's order, else the ``RERANKER`` spans' output, else every retrieved document in step order,
+  then rank (:mod:`hoprag.otel_evidence`, the one place of the rule); ``plan.evidence_from`` says which;
 * the answer is the text of the LLM span that ended last (``llm.output_messages.0.message.content``,
   else ``output.value`` with JSON unwrapped: ``{"replies": [...]}``, ``{"response": ...}``), else the
   root's output; the question is the root's input text, else the first retrieval query;
@@ -46,12 +46,13 @@ from typing import Any
 
 from hoprag.document_resolution import DEFAULT_MIN_SHARE, DocumentResolver, RecordedDocument
 from hoprag.errors import InputError
+from hoprag.otel_evidence import Found, select_evidence
 from hoprag.otel_round_trip import (BRIDGE, CLAIMS, EVIDENCE, SHIFTS, bridge_from, claims_from, evidence_from,
                                     hit_from, shifts_from)
 from hoprag.otel_span_text import answer_text, root_question, span_query, token_count
 from hoprag.otel_trace_groups import SpanGroup, complete_groups, plan_groups
 from hoprag.otlp_spans import WHAT, OtelSpan, iter_otlp_spans
-from hoprag.records import Answer, Evidence, Hit, HopStep, Trace, Usage
+from hoprag.records import Answer, Hit, HopStep, Trace, Usage
 
 __all__ = ["DEFAULT_CASE_ATTRS", "ImportSummary", "OtelSpan", "import_otel_traces", "iter_traces", "read_otlp_spans",
            "spans_to_traces"]
@@ -62,7 +63,8 @@ _DOC = re.compile(r"^(retrieval\.documents|reranker\.output_documents)\.(\d+)\.d
 
 @dataclass(frozen=True)
 class ImportSummary:
-    """What an import read and wrote; ``skipped`` counts traces by reason, ``routes`` documents by route."""
+    """What an import read and wrote; ``skipped`` counts traces by reason, ``routes`` documents by route,
+    ``evidence_from`` traces by where their selected evidence came from (:mod:`hoprag.otel_evidence`)."""
 
     spans: int
     traces: int
@@ -70,6 +72,7 @@ class ImportSummary:
     out: Path
     skipped_by: dict[str, int] = field(default_factory=dict)
     routes: dict[str, int] = field(default_factory=dict)
+    evidence_from: dict[str, int] = field(default_factory=dict)
 
 
 def read_otlp_spans(path: str | Path) -> list[OtelSpan]:
@@ -141,11 +144,11 @@ def _trace(trace_id: str, spans: list[OtelSpan], case_attrs: Sequence[str], run_
     root = roots[0]
     start = spans[0].start_ns
     warnings: list[str] = []
-    steps, hits_of, texts = [], {}, {}
+    steps, found, texts = [], [], {}
     for number, (span, inner) in enumerate(_retrieval_calls(spans, by_id), start=1):
-        hits, docs = _hits(span, warnings, resolver)
+        hits, contents = _hits(span, warnings, resolver)
         if not hits and inner is not None:
-            hits, docs = _hits(inner, warnings, resolver)
+            hits, contents = _hits(inner, warnings, resolver)
         query = span_query(span) or (span_query(inner) if inner is not None else "")
         hop, selected = span.attributes.get("hoprag.hop"), span.attributes.get("hoprag.selected_ids")
         step = HopStep(step_id=str(span.attributes.get("hoprag.step_id") or f"s{number}"),
@@ -157,12 +160,15 @@ def _trace(trace_id: str, spans: list[OtelSpan], case_attrs: Sequence[str], run_
                        depends_on=tuple(str(d) for d in span.attributes.get("hoprag.depends_on") or ()),
                        latency_ms=(span.end_ns - span.start_ns) / 1e6, cumulative_ms=(span.end_ns - start) / 1e6)
         steps.append(step)
-        hits_of[step.step_id] = hits
-        texts.update((k, v) for k, v in docs.items() if k not in texts)
+        found += [Found(hit, content, step) for hit, content in zip(hits, contents)]
+        texts.update((h.doc_id, c) for h, c in zip(hits, contents) if h.doc_id not in texts)
     own = next((s for s in spans if "hoprag.question" in s.attributes), None)  # hoprag's own question span
-    evidence = (own and evidence_from(own.attributes.get(EVIDENCE))) or _evidence(steps, hits_of, texts, spans,
-                                                                                  warnings, resolver)
     llms = sorted((s for s in spans if s.kind == "LLM"), key=lambda s: s.end_ns)
+    evidence, route = (own and evidence_from(own.attributes.get(EVIDENCE))) or [], "hoprag"
+    if not evidence:
+        reranked = [Found(hit, content, None) for s in spans if s.kind == "RERANKER"
+                    for hit, content in zip(*_hits(s, warnings, resolver, "reranker.output_documents"))]
+        evidence, route = select_evidence(found, reranked, llms, texts, steps[-1] if steps else None)
     answer = next((t for t in (answer_text(s) for s in reversed(llms)) if t), "") or answer_text(own or root)
     usage = Usage(prompt_tokens=sum(token_count(s, "llm.token_count.prompt", "gen_ai.usage.input_tokens") for s in llms),
                   completion_tokens=sum(token_count(s, "llm.token_count.completion", "gen_ai.usage.output_tokens")
@@ -176,7 +182,8 @@ def _trace(trace_id: str, spans: list[OtelSpan], case_attrs: Sequence[str], run_
                                  or ("answered" if answer else "no_answer")),
                  usage=usage, engine=f"otel:{root.service or 'unknown'}",
                  latency_ms=(max(s.end_ns for s in spans) - start) / 1e6,
-                 plan={"otel_trace_id": root.trace_id or trace_id, "otel_span_id": root.span_id},
+                 plan={"otel_trace_id": root.trace_id or trace_id, "otel_span_id": root.span_id,
+                       "evidence_from": route},
                  warnings=tuple(warnings), config_hash=str(own.attributes.get("hoprag.config_hash") or "") if own else "",
                  redaction_shifts=shifts_from(own.attributes.get(SHIFTS)) if own else {})
 
@@ -235,8 +242,9 @@ def _documents(span: OtelSpan, prefix: str = "retrieval.documents") -> list[dict
 
 
 def _hits(span: OtelSpan, warnings: list[str], resolver: DocumentResolver | None,
-          prefix: str = "retrieval.documents") -> tuple[list[Hit], dict[str, str]]:
-    hits, texts = [], {}
+          prefix: str = "retrieval.documents") -> tuple[list[Hit], list[str]]:
+    """The span's documents as hits, and the text recorded with each."""
+    hits, contents = [], []
     retriever = str(span.attributes.get("gen_ai.data_source.id") or span.name or "retriever")
     for index, doc in enumerate(_documents(span, prefix)):
         if doc.get("id") in (None, "") and not (resolver and doc.get("content")):
@@ -253,32 +261,8 @@ def _hits(span: OtelSpan, warnings: list[str], resolver: DocumentResolver | None
             doc_id, chunk_id = found.doc_id, found.chunk_id
         hits.append(hit_from(doc, chunk_id=chunk_id, doc_id=doc_id, score=score, rank=len(hits) + 1,
                              retriever=retriever))
-        texts.setdefault(doc_id, content)
-    return hits, texts
-
-
-def _evidence(steps: list[HopStep], hits_of: dict[str, list[Hit]], texts: dict[str, str], spans: list[OtelSpan],
-              warnings: list[str], resolver: DocumentResolver | None) -> list[Evidence]:
-    """Reranked documents when a reranker span recorded its output, else every retrieved document."""
-    reranked = [h for s in spans if s.kind == "RERANKER" for h in _hits(s, warnings, resolver,
-                                                                        "reranker.output_documents")[0]]
-    evidence, seen = [], set()
-    if reranked:
-        last = steps[-1] if steps else None
-        for hit in reranked:
-            if hit.doc_id not in seen:
-                seen.add(hit.doc_id)
-                evidence.append(Evidence(hit=hit, text=texts.get(hit.doc_id, ""), title="",
-                                         hop=last.hop if last else 1, step_id=last.step_id if last else "",
-                                         sub_query=last.sub_query if last else ""))
-        return evidence
-    for step in steps:
-        for hit in hits_of[step.step_id]:
-            if hit.doc_id not in seen:
-                seen.add(hit.doc_id)
-                evidence.append(Evidence(hit=hit, text=texts.get(hit.doc_id, ""), title="", hop=step.hop,
-                                         step_id=step.step_id, sub_query=step.sub_query))
-    return evidence
+        contents.append(content)
+    return hits, contents
 
 
 def _norm(text: str) -> str:
@@ -356,12 +340,14 @@ def import_otel_traces(path: str | Path, out: str | Path, *, case_attrs: Sequenc
     # a pipe cannot be read twice: its spans are gathered whole
     plan = plan_groups(iter_otlp_spans(path, extra=extra)) if _rereadable(path) else None
     skipped_by: Counter[str] = Counter()
+    evidence_from: Counter[str] = Counter()
     with tempfile.TemporaryFile(prefix="hoprag-import-") as spill:
         placed: list[tuple[tuple[int, int], int]] = []  # (place in the output, offset in the spill)
         for place, trace in iter_traces(complete_groups(spans(), plan), case_attrs=case_attrs, run_id=run_id,
                                         source=str(path), cases=cases, resolver=resolver, lenient=lenient,
                                         skipped_by=skipped_by):
             placed.append((place, spill.tell()))
+            evidence_from[str(trace.plan.get("evidence_from", ""))] += 1
             pickle.dump(trace_for_storage(trace, "otel-import", redact=redact), spill,
                         protocol=pickle.HIGHEST_PROTOCOL)
         if resolver is not None:
@@ -378,7 +364,8 @@ def import_otel_traces(path: str | Path, out: str | Path, *, case_attrs: Sequenc
         # the one trace writer: never over an input, complete or absent, one trace in memory at a time
         written = write_traces(out, stored(), header=header)
     return ImportSummary(spans=counted[0], traces=written, skipped=sum(skipped_by.values()), out=out,
-                         skipped_by=dict(skipped_by), routes=dict(resolver.counts) if resolver is not None else {})
+                         skipped_by=dict(skipped_by), routes=dict(resolver.counts) if resolver is not None else {},
+                         evidence_from=dict(evidence_from))
 
 
 def _rereadable(path: Path) -> bool:

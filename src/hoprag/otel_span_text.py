@@ -1,5 +1,5 @@
 """The texts of an imported span: a retrieval's query, a question, an answer (JSON outputs unwrapped),
-token counts; OpenInference and OTel GenAI attributes both read (:mod:`hoprag.otel_import`)."""
+an LLM call's prompt, token counts; OpenInference and OTel GenAI attributes both read (:mod:`hoprag.otel_import`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from hoprag.finite_numbers import loads  # span attributes are user input: the one number rule
 from hoprag.otlp_spans import OtelSpan
 
-__all__ = ["answer_text", "root_question", "span_query", "span_text", "token_count", "unwrap_json"]
+__all__ = ["answer_text", "prompt_texts", "root_question", "span_query", "span_text", "token_count", "unwrap_json"]
 
 _TEXT_KEYS = ("query", "question", "input", "query_str", "str_or_query_bundle", "output", "answer", "response",
               "text", "content")
@@ -81,6 +81,54 @@ def answer_text(span: OtelSpan) -> str:
         if texts:
             return "".join(texts)
     return span_text(span, "output.value")
+
+
+def prompt_texts(span: OtelSpan) -> list[str]:
+    """What an LLM call was given, one text per place a convention records it, most direct first:
+    OpenInference chat messages (``llm.input_messages.N.message.content`` or its ``contents.M``
+    text parts), completion prompts (``llm.prompts``), GenAI ``gen_ai.input.messages``, the span's
+    ``input.value``, then the prompt template's ``llm.prompt_template.variables``. JSON is read for
+    its strings, so a passage's text is found as written, not as escaped."""
+    attrs = span.attributes
+    messages = sorted(((_indices(key), value) for key, value in attrs.items() if isinstance(value, str)
+                       and key.startswith("llm.input_messages.") and (key.endswith(".message.content")
+                                                                      or key.endswith(".message_content.text"))),
+                      key=lambda pair: pair[0])
+    prompts = attrs.get("llm.prompts")
+    listed = [str(p) for p in prompts] if isinstance(prompts, list) else [str(prompts)] if prompts else []
+    listed += [value for _, value in sorted((_indices(key), value) for key, value in attrs.items()
+                                            if key.startswith("llm.prompts.") and key.endswith(".prompt.text"))]
+    texts = ["\n".join(value for _, value in messages), "\n".join(listed)]
+    for key in ("gen_ai.input.messages", "input.value", "llm.prompt_template.variables"):
+        value = attrs.get(key)
+        texts.append(_strings(value) if isinstance(value, str) else "")
+    return [text for text in texts if text]
+
+
+def _indices(key: str) -> tuple[int, ...]:
+    """The numbers of a flattened attribute name, so message 10 sorts after message 9."""
+    return tuple(int(part) for part in key.split(".") if part.isdigit())
+
+
+def _strings(text: str) -> str:
+    """A JSON text's strings joined by newlines, in document order; other text as it is."""
+    if not text.lstrip().startswith(("{", "[", '"')):
+        return text
+    try:
+        data = loads(text)
+    except ValueError:
+        return text
+    found: list[str] = []
+    stack = [data]
+    while stack:  # depth first, in order, without recursion: a deep JSON is user input
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+    return "\n".join(found)
 
 
 def token_count(span: OtelSpan, *keys: str) -> int:

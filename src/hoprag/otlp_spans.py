@@ -36,12 +36,14 @@ SHAPE_FIX = ("export spans as OTLP JSON (the OpenTelemetry Collector's file expo
 _CONSOLE_FIX = ("this is the console exporter's output (ConsoleSpanExporter), not OTLP: export with the OTLP "
                 "exporter to a Collector whose file exporter writes OTLP JSON, or write the SDK's spans with "
                 "opentelemetry.exporter.otlp.proto.common's encode_spans as JSON, one request per line")
-# Attributes the import reads; the rest (prompts, embeddings, framework internals) are dropped as read.
+# Attributes the import reads; the rest (embeddings, framework internals) are dropped as read. An LLM
+# call's prompt is kept: the documents it holds are the selected evidence (hoprag.otel_evidence).
 _KEEP = {KIND, "input.value", "input.mime_type", "output.value", "output.mime_type", "session.id", "metadata",
          "tag.tags", "user.id", "llm.output_messages.0.message.content", "llm.token_count.prompt",
-         "llm.token_count.completion"}
+         "llm.token_count.completion", "llm.prompts", "llm.prompt_template.variables"}
 _READ_IO = {"RETRIEVER", "LLM", "RERANKER"}
-_KEEP_PREFIXES = ("retrieval.documents.", "reranker.output_documents.", "gen_ai.", "hoprag.")
+_KEEP_PREFIXES = ("retrieval.documents.", "reranker.output_documents.", "gen_ai.", "hoprag.", "llm.input_messages.",
+                  "llm.prompts.")
 
 
 @dataclass(frozen=True)
