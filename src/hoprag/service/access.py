@@ -89,12 +89,14 @@ def require_full_view(state: ServiceState, caller: Caller, what: str) -> None:
                        f"use a token with clearance '{needed}'")
 
 
-def reader(request: Request, authorization: Optional[str] = AUTH) -> Caller:
+# async although they never wait: FastAPI runs a plain function dependency on its thread pool, a hop
+# (and, under load, a wait for the GIL) per request for a dictionary lookup
+async def reader(request: Request, authorization: Optional[str] = AUTH) -> Caller:
     """The dependency of every route that reads."""
     return caller_of(request.app.state.hoprag, authorization)
 
 
-def writer(request: Request, authorization: Optional[str] = AUTH) -> Caller:
+async def writer(request: Request, authorization: Optional[str] = AUTH) -> Caller:
     """The dependency of every route that writes."""
     state = request.app.state.hoprag
     return may_write(state, caller_of(state, authorization), request)

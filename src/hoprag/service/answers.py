@@ -73,8 +73,9 @@ def _finish(state: ServiceState, trace: Trace, stored: bool, clearance: str) -> 
 
 async def answer(state: ServiceState, ask: AskRequest, caller: Caller, trace_id: str) -> dict[str, Any]:
     """The answer's view; ``ask.store`` must have been checked as a write by the caller's route."""
-    trace = await run_blocking(state, lambda: _trace(state, ask, caller.clearance, trace_id, None))
-    return await run_blocking(state, lambda: _finish(state, trace, ask.store, caller.clearance))
+    # one trip to the answering threads for the answer and its view
+    return await run_blocking(state, lambda: _finish(state, _trace(state, ask, caller.clearance, trace_id, None),
+                                                     ask.store, caller.clearance))
 
 
 async def answer_events(state: ServiceState, ask: AskRequest, caller: Caller,
@@ -82,14 +83,22 @@ async def answer_events(state: ServiceState, ask: AskRequest, caller: Caller,
     """The engine's events as (name, data), then ``("answer", view)`` or ``("error", {error, fix})``."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
-    # the engine's events cross from the answering thread to this loop
-    events = sse_listener(lambda name, data: loop.call_soon_threadsafe(queue.put_nowait, (name, data)))
 
-    def work() -> dict[str, Any]:
+    def push(item: tuple[str, dict[str, Any]] | None) -> None:  # from the answering thread to this loop
+        loop.call_soon_threadsafe(queue.put_nowait, item)
+
+    events = sse_listener(lambda name, data: push((name, data)))
+
+    def work() -> None:
+        # the answer goes into the queue right behind the last token, from the thread that made it: the
+        # stream sends it on the same wake-up, not after the executor's future reaches the loop
         try:
-            return _finish(state, _trace(state, ask, caller.clearance, trace_id, events), ask.store, caller.clearance)
-        finally:  # pushed after the last event: the stream ends without waiting for a poll
-            loop.call_soon_threadsafe(queue.put_nowait, None)
+            push(("answer", _finish(state, _trace(state, ask, caller.clearance, trace_id, events), ask.store,
+                                    caller.clearance)))
+        except Exception as exc:  # noqa: BLE001 - an error ends the stream as an event, never a traceback
+            push(("error", _error_event(exc)))
+        finally:
+            push(None)
 
     job = loop.run_in_executor(state.executor, contextvars.copy_context().run, work)
     deadline = loop.time() + state.config.request_timeout
@@ -103,10 +112,11 @@ async def answer_events(state: ServiceState, ask: AskRequest, caller: Caller,
         if item is None:
             break
         yield item
-    try:
-        yield "answer", await job
-    except Exception as exc:  # noqa: BLE001 - an error ends the stream as an event, never a traceback
-        what, fix = (exc.error, exc.fix) if isinstance(exc, ServiceError) else split_fix(str(exc))
-        if not isinstance(exc, ServiceError) and not str(exc):
-            what = f"internal error ({type(exc).__name__})"
-        yield "error", {"error": what, "fix": fix}
+    await job
+
+
+def _error_event(exc: Exception) -> dict[str, str]:
+    what, fix = (exc.error, exc.fix) if isinstance(exc, ServiceError) else split_fix(str(exc))
+    if not isinstance(exc, ServiceError) and not str(exc):
+        what = f"internal error ({type(exc).__name__})"
+    return {"error": what, "fix": fix}

@@ -40,6 +40,30 @@ class _RequestProblems:
                 for e in self._errors]
 
 
+class RequestLog:
+    """Logs method, path, status and time of each request (never a query string). A plain ASGI layer:
+    FastAPI's ``@app.middleware("http")`` sends every response through an extra task and stream."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or not log.isEnabledFor(logging.INFO):
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        status = 0
+
+        async def sending(message: dict[str, Any]) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        await self.app(scope, receive, sending)
+        log.info("%s %s %s %.1fms", scope["method"], scope["path"], status, (time.perf_counter() - start) * 1000.0)
+
+
 def load_state(config: ServiceConfig) -> ServiceState:
     """The index, run store, engines, tokens, thresholds and cases a server shares (the API's and MCP's)."""
     from hoprag.index.open import is_pg_url, open_index
@@ -142,13 +166,7 @@ def create_app(config: ServiceConfig, state: ServiceState | None = None) -> Any:
         what = str(exc.detail) if exc.status_code != 404 else "no such page or endpoint"
         return error(request, exc.status_code, what, "see /openapi.json for the endpoints")
 
-    @app.middleware("http")
-    async def _log(request: Request, call_next: Any) -> Any:
-        start = time.perf_counter()
-        response = await call_next(request)
-        log.info("%s %s %s %.1fms", request.method, request.url.path, response.status_code,
-                 (time.perf_counter() - start) * 1000.0)
-        return response
+    app.add_middleware(RequestLog)  # innermost: the status the routes and error handlers gave
 
     app.router.on_shutdown.append(state.store.close)  # queued answers are written before the process ends
     app.include_router(router)
