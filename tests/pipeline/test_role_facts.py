@@ -132,3 +132,13 @@ def test_a_who_clause_about_the_named_entity_is_a_step_of_the_chain():
 def test_a_year_asked_is_the_year_of_the_date_read():
     died = extract_answer("In what year did Margaret Verney's father die?", [VERNEY, HAY])
     assert died.text == "1859" and died.text in died.claims[0].text
+
+
+def test_without_a_named_passage_the_answer_comes_from_the_later_hops_passage():
+    # real MuSiQue sentences: the question names neither title
+    hook = ev("vh#0", "Van Hook Township, Mountrail County, North Dakota", "Van Hook Township is a township in "
+              "Mountrail County, North Dakota, United States.")
+    county = ev("mc#0", "Mountrail County, North Dakota", "Mountrail County is a county in North Dakota. Its county "
+                "seat is Stanley.", hop=2)
+    answer = extract_answer("What is the seat of the county where Van Hook lies?", [hook, county])
+    assert answer.text == "Stanley" and answer.claims[0].citations[0].chunk_id == "mc#0"

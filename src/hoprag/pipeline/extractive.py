@@ -163,11 +163,15 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
 
 def _chain_end(question: str, evidence: Sequence[Evidence]) -> set[str]:
     """The chain's last passages: among its leading items, those whose title the question does not
-    name, when another leading item is named (the anchor); empty for yes/no and two-option questions."""
+    name, when another leading item is named (the anchor); when none is named, those a later hop
+    found; empty for yes/no and two-option questions."""
     if _YES_NO.match(question) or _options(question):
         return set()
     lead = evidence[:CHAIN_LEAD]
     named = _named_items(question, lead)
+    if not named and len({e.hop for e in lead}) > 1:  # no anchor named: the item a later hop found
+        last = max(e.hop for e in lead)
+        return {e.chunk_id for e in lead if e.hop == last}
     if not named or len(named) == len(lead):
         return set()
     return {e.chunk_id for e in lead if e.chunk_id not in named}
