@@ -77,3 +77,10 @@ def test_a_name_most_passages_mention_is_background_not_an_answer():
     ]
     answer = extract_answer("In which hosting region is Skyline Telemetry data stored?", items)
     assert answer.text == "KR-West"
+
+
+def test_evidence_without_text_abstains_for_every_question_shape():
+    empty = ev("empty#0", "Forbidden Ground", "")
+    for question in ("Is Forbidden Ground a Hungarian film?", "Which came first, Forbidden Ground or Free Guy?", "Who directed it?"):
+        answer = extract_answer(question, [empty])
+        assert answer.abstained and answer.text == ""

@@ -123,6 +123,8 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
         scored.append((overlap + 0.5 / (1 + order) + (CHAIN_END_WEIGHT if item.chunk_id in chain_end else 0.0)
                        - (NAMED_WEIGHT if item.chunk_id in named else 0.0), order, item, sentence))
     scored.sort(key=lambda row: (-row[0], row[1]))
+    if not scored:  # evidence without a sentence (empty text) states nothing to answer from
+        return Answer(text="", abstained=True, confidence=0.0)
 
     options = _options(question)
     if _YES_NO.match(question) and not options:
