@@ -18,8 +18,8 @@ class SecondHopQuery:
 
 @component
 class TitleAnswerGenerator:
-    """Replies with the title of the best second-hop document (a stand-in for an LLM)."""
+    """Replies with the title of the best second-hop document (a stand-in for an LLM given ``prompt``)."""
 
     @component.output_types(replies=list[str])
-    def run(self, documents: list[Document]) -> dict[str, list[str]]:
+    def run(self, prompt: str, documents: list[Document]) -> dict[str, list[str]]:
         return {"replies": [documents[0].meta.get("title", "") if documents else ""]}

@@ -1,5 +1,7 @@
 """Traces of real LlamaIndex and Haystack pipelines, with the frameworks' default ids, imported and
-scored: the scores equal a computation from the pipelines' own results, never a silent zero."""
+scored: the scores equal a computation from the pipelines' own results, never a silent zero. The
+pipelines paste some of their hits into their prompts: those, in the prompt's order, are the selected
+evidence (hoprag.otel_evidence), and the independent computation follows the same documented rule."""
 
 from __future__ import annotations
 
@@ -44,8 +46,12 @@ def test_default_ids_resolve_through_metadata_and_score_as_the_pipeline_retrieve
         assert [[h.doc_id for h in s.hits] for s in trace.steps] == run.results[case.case_id]
         assert trace.answer.text == run.answers[case.case_id]  # text, not {"replies": [...]}
         assert trace.question == case.query
+        # what the pipeline put in its prompt, each document once: not every hit, not in retrieval order
+        assert [e.hit.doc_id for e in trace.evidence] == list(dict.fromkeys(run.prompted[case.case_id]))
+        assert trace.plan["evidence_from"] == "prompt"
+    assert summary.evidence_from == {"prompt": len(result.cases)}
     report = evaluate_chains(result.cases, list(traces.values()), ks=(5,))
-    expected = chain_coverage_at(result.cases, run.results, 5)
+    expected = chain_coverage_at(result.cases, {cid: [docs] for cid, docs in run.prompted.items()}, 5)
     assert expected > 0  # the check means something only when the pipeline covers some chain
     assert report.aggregate["chain_coverage@5"] == pytest.approx(expected)
 
@@ -86,10 +92,13 @@ def test_the_cli_prints_the_routes_and_eval_scores_the_import(llamaindex_run, sl
           "--cases", str(cases)])
     printed = capsys.readouterr().out
     assert "wrote 5 traces" in printed and "30 recorded documents: 0 by id, 30 by metadata" in printed
+    assert "selected evidence of 5 traces: 5 from the LLM prompt, 0 from a reranker, 0 all retrieved" in " ".join(
+        printed.split())  # the console wraps long lines
     main(["eval", str(cases), str(traces), "--k", "5", "--json", str(tmp_path / "eval.json")])
     aggregate = json.loads((tmp_path / "eval.json").read_text(encoding="utf-8"))["aggregate"]
     result, _, _ = slice_files
-    assert aggregate["chain_coverage@5"] == pytest.approx(chain_coverage_at(result.cases, llamaindex_run.results, 5))
+    prompted = {cid: [docs] for cid, docs in llamaindex_run.prompted.items()}
+    assert aggregate["chain_coverage@5"] == pytest.approx(chain_coverage_at(result.cases, prompted, 5))
 
 
 def test_a_trace_naming_no_case_is_refused_by_name_or_skipped_and_counted(haystack_run, tmp_path) -> None:
