@@ -8,7 +8,8 @@ computed in SQL at query time from the statistics the build stored::
 
 over the ``postings`` of the query's terms (tokenised in Python by the same tokenizer), so it ranks
 like the local index up to float rounding (bm25s sums float32, PostgreSQL float8; only near-ties
-can swap). Dense retrieval orders by pgvector's inner product (``<#>``) on unit vectors, i.e. cosine
+can swap). Each term's part is rounded to a multiple of 2^-36 before the sum, so a score does not
+depend on the order its rows arrive in, and an updated index scores as its rebuild, bit for bit. Dense retrieval orders by pgvector's inner product (``<#>``) on unit vectors, i.e. cosine
 similarity: ``backend="hnsw"`` (default) through the HNSW index with iterative scans, so filters do
 not leave it short, and an exact scan otherwise or whenever the HNSW scan returns fewer than ``k``.
 
@@ -54,6 +55,7 @@ SMALL_DOCUMENT = 8192
 _HIT_COLUMNS = ('c.pos, c.id, c.doc_id, c.start, c."end", d.title, c.text, c.index, d.acl_level, '
                 f"CASE WHEN d.size <= {SMALL_DOCUMENT} THEN d.body::text END")
 _QUERY_CACHE = 2048
+FIXED = 2**36  # BM25 term parts are summed as whole multiples of 1/FIXED (see PgBM25Retriever)
 #: the index's artifact id, read in each ranking query's own snapshot: an open index that meets a new one
 #: (an update or a rebuild committed since it was read) reads its counts again and forgets its cached rows
 _ARTIFACT = "(SELECT body->>'artifact_id' FROM {s}.manifest WHERE id = 1)"
@@ -121,13 +123,13 @@ class PgBM25Retriever:
         s = quote(index.target.schema)
         score = (
             f"SELECT {_HIT_COLUMNS}, s.score, {_ARTIFACT.format(s=s)} FROM ("
-            # avgdl from the manifest in the query's own snapshot: an update changes it with the postings;
-            # the terms summed in query order, so a score's float8 rounding does not depend on how the rows
-            # lie on disk (an updated index scores as its rebuild, bit for bit)
-            f" SELECT p.chunk_pos, sum(q.qtf * q.idf * p.tf / (p.tf + %s * (1 - %s + %s * p.length /"
-            f" (SELECT avgdl FROM {s}.manifest WHERE id = 1))) ORDER BY q.ord) AS score"
-            f" FROM (SELECT t.id, t.idf, x.qtf, x.ord FROM unnest(%s::text[], %s::int[]) WITH ORDINALITY"
-            " AS x(term, qtf, ord)"
+            # avgdl from the manifest in the query's own snapshot: an update changes it with the postings.
+            # Each term's part is rounded to a multiple of 2^-36 (FIXED) so the sum is exact in float8 and
+            # does not depend on the order rows arrive in, which follows how they lie on disk: an updated
+            # index scores as its rebuild, bit for bit (for scores below 2^17; a part moves by < 1e-11)
+            f" SELECT p.chunk_pos, sum(round(q.qtf * q.idf * p.tf / (p.tf + %s * (1 - %s + %s * p.length /"
+            f" (SELECT avgdl FROM {s}.manifest WHERE id = 1))) * {FIXED})) / {FIXED} AS score"
+            f" FROM (SELECT t.id, t.idf, x.qtf FROM unnest(%s::text[], %s::int[]) AS x(term, qtf)"
             f"       JOIN {s}.terms t ON t.term = x.term) q"
             f" JOIN {s}.postings p ON p.term_id = q.id"
             "{join} GROUP BY p.chunk_pos ORDER BY score DESC, p.chunk_pos LIMIT %s) s"
