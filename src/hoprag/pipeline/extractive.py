@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from hoprag.pipeline.answer_types import question_kind, typed_spans
 from hoprag.pipeline.bridges import extract_bridges, title_key
 from hoprag.pipeline.comparisons import answer_comparison, inline_options
+from hoprag.pipeline.kinship import kin_answer
 from hoprag.pipeline.role_facts import role_answer
 from hoprag.pipeline.yes_no import answer_both, answer_same_country, answer_same_value
 from hoprag.pipeline.text import content_tokens, fold, sentences_with_offsets, tokens
@@ -142,7 +143,7 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
             source = (passage, sentence)
         else:
             text, source = _choose_option(options, scored)
-    elif (fact := role_answer(question, evidence)) is not None:
+    elif (fact := role_answer(question, evidence) or kin_answer(question, evidence)) is not None:
         # a fact asked by its role, read from the chain's subject ("X's father": the father's page)
         text, source = _year_if_asked(question, fact.value), (fact.passage, sentence_at(fact.passage.text, fact.offset))
     else:

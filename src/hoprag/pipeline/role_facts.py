@@ -83,11 +83,19 @@ _ASKS = (
     ("spouse", re.compile(r"^who (?:is|was) (?:the )?(?:spouse|wife|husband) of\b|^who (?:is|was) (?:(?! of ).)+'s (?:spouse|wife|husband)\s*\??$", re.I)),
     ("nationality", re.compile(r"^what nationality\b|^what is the nationality of\b|^which country .+ (?:is|was|are|were) from\b", re.I)),
 )
-_PERSON = rf"{_NAME_WORD}(?:\s+(?:(?:de|da|di|von|van|der|del|la|le|bin|ibn|of)\s+)?{_NAME_WORD})*"
+_PARTICLE = r"(?:de|da|di|von|van|der|del|la|le|bin|ibn|of)"
+# a person's name, with the title that tells peers apart ("Sir Roger Martin, 3rd Baronet",
+# "Jerome, 4th Count de Salis-Soglio"), which is how their pages are titled
+_PERSON = (
+    rf"{_NAME_WORD}(?:\s+(?:{_PARTICLE}\s+)?{_NAME_WORD})*"
+    rf"(?:,\s+(?:\d+(?:st|nd|rd|th)\s+)?(?:Baronet|Earl|Duke|Count|Countess|Baron|Baroness|Marquess|Viscount|Prince|Princess)"
+    rf"(?:\s+{_PARTICLE}\s+{_NAME_WORD}(?:\s+{_NAME_WORD})*)?)?"
+)
 _LEAD = r"(?:the\s+)?(?:[a-z]+\s+){0,2}?"  # "the late", "actress": words before a name
 # "daughter of Lady Sarah Amherst and her husband John Hay-Williams": a child's parents
 _PARENTS = re.compile(
-    rf"\b(?:son|daughter|child|born to)\s+(?:of\s+)?(?P<lead>{_LEAD})(?P<a>{_PERSON})(?:\s+and\s+(?:(?:his|her)\s+(?P<rel>wife|husband)\s+)?{_LEAD}(?P<b>{_PERSON}))?"
+    rf"\b(?:son|daughter|child|(?i:born)(?:\s+in\s+{_NAME_WORD})?\s+to)\s+(?:of\s+)?(?P<lead>{_LEAD})(?P<a>{_PERSON})"
+    rf"(?:\s+and\s+(?:(?:his|her)\s+(?P<rel>wife|husband),?\s+)?{_LEAD}(?P<b>{_PERSON}))?"
 )
 _FEMININE = re.compile(r"\b(?:actress|singer|dancer|lady|queen|princess|mrs|widow|mother)\b")
 _PARENT = {role: re.compile(rf"\b(?:his|her|whose) {role},?\s+(?:was\s+)?{_LEAD}(?P<v>{_PERSON})") for role in ("father", "mother")}
@@ -191,17 +199,15 @@ def _parent(text: str, role: str) -> tuple[str, int] | None:
 
 
 def named_passage(name: str, evidence: Sequence[Evidence]) -> Evidence | None:
-    """The held passage titled ``name`` (same title key, or a title that contains it)."""
+    """The held passage titled ``name``: the same title key, else a title that goes on from it
+    ("Albert I" → *Albert I, Duke of Bavaria*), else a title of two words or more inside it."""
     key = title_key(name)
     if not key:
         return None
-    for item in evidence:
-        if title_key(item.title) == key:
-            return item
-    for item in evidence:
-        if key in title_key(item.title) or title_key(item.title) in key and len(title_key(item.title)) > 3:
-            return item
-    return None
+    keys = [(title_key(item.title), item) for item in evidence]
+    return (next((item for k, item in keys if k == key), None)
+            or next((item for k, item in keys if k.startswith(key + ",")), None)
+            or next((item for k, item in keys if " " in k and f" {k} " in f" {key} "), None))
 
 
 def linked_subjects(anchor: Evidence, evidence: Sequence[Evidence], *, exclude: Sequence[str] = ()) -> list[Evidence]:
