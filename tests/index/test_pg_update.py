@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
 import signal
 import subprocess
@@ -95,7 +94,7 @@ def assert_same_index(updated: str, rebuilt: str) -> None:
     assert _hits(updated) == _hits(rebuilt)
 
 
-def _fresh(database: str) -> str:
+def _fresh_name() -> str:
     return f"u{uuid.uuid4().hex[:10]}"
 
 
@@ -103,7 +102,7 @@ def _fresh(database: str) -> str:
 @given(case=_steps())
 def test_any_sequence_of_updates_equals_a_rebuild(database, case):
     first, steps = case
-    name = _fresh(database)
+    name = _fresh_name()
     updated, rebuilt = _url(database, name), _url(database, name + "_r")
     built = build_pg_index(first, updated, CONFIG)
     previous = built
