@@ -76,3 +76,14 @@ def test_options_inside_a_question_end_at_the_first_lowercase_word():
     assert inline_options("Was Diego Lugano or John R. Gunn born first?") == (("Diego Lugano", "John R. Gunn"), "born first")
     c = parse_comparison("Which band was formed first The Exies or Circus Diablo ?")
     assert c is not None and c.options == ("The Exies", "Circus Diablo") and not c.later_wins
+
+
+def test_options_may_hold_commas_and_question_marks():
+    from hoprag.pipeline.comparisons import options_in
+
+    question = "Which film has the director born earlier, The Adventures Of Priscilla, Queen Of The Desert or Harvest: 3,000 Years?"
+    assert options_in(question)[0] == ("The Adventures Of Priscilla, Queen Of The Desert", "Harvest: 3,000 Years")
+    question = "Which film has the director who died later, What Will You Do When You Catch Me? or School On Fire?"
+    assert options_in(question)[0] == ("What Will You Do When You Catch Me?", "School On Fire")
+    assert options_in("Which music group has the most members, DC Talk, or Manchester Orchestra?")[0] == ("DC Talk", "Manchester Orchestra")
+    assert options_in("Who directed the film that was shot in or around Leland, North Carolina in 1986") is None

@@ -47,6 +47,23 @@ _AFTER_DIRECTION = re.compile(
 )
 
 
+# "Which film has the director born earlier, The Adventures Of Priscilla, Queen Of The Desert or
+# Harvest: 3,000 Years?": the options run from the first comma, split at the first " or "
+_AFTER_COMMA = re.compile(r"^(?P<head>[^,]+),\s*(?P<a>.+?),?\s+or\s+(?P<b>.+?)\s*\??\s*$", re.I)
+
+
+def options_in(question: str) -> tuple[tuple[str, str], str] | None:
+    """``((A, B), the words before them)`` of a question offering two options, or ``None``."""
+    inline = inline_options(question)
+    if inline is not None:
+        return inline
+    match = _AFTER_COMMA.match(question.strip()) or _OPTIONS.search(question) or _AFTER_DIRECTION.search(question)
+    if match is None:
+        return None
+    options = (match.group("a").strip(" \"'"), match.group("b").strip(" \"'"))
+    return (options, question[: match.start("a")]) if all(options) else None
+
+
 def inline_options(question: str) -> tuple[tuple[str, str], str] | None:
     """``((A, B), what is compared)`` of a question that names its options inside ("Was A or B born
     first?"), or ``None``."""
@@ -66,14 +83,10 @@ class Comparison:
 
 def parse_comparison(question: str) -> Comparison | None:
     """A date comparison between two named options, or ``None`` when the question is not one."""
-    inline = inline_options(question)
-    match = _OPTIONS.search(question) or _AFTER_DIRECTION.search(question)
-    if inline is not None:
-        options, head = inline
-    elif match is not None:
-        options, head = (match.group("a").strip(" \"'"), match.group("b").strip(" \"'")), question[: match.start("a")]
-    else:
+    offered = options_in(question)
+    if offered is None:
         return None
+    options, head = offered
     later, earlier = _LATER.search(head), _EARLIER.search(head)
     if not later and not earlier:
         return None

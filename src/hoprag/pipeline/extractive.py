@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 
 from hoprag.pipeline.answer_types import question_kind, typed_spans
 from hoprag.pipeline.bridges import extract_bridges, title_key
-from hoprag.pipeline.comparisons import answer_comparison, inline_options
+from hoprag.pipeline.comparisons import answer_comparison, options_in
 from hoprag.pipeline.kinship import kin_answer
 from hoprag.pipeline.role_facts import role_answer
 from hoprag.pipeline.yes_no import answer_both, answer_same_country, answer_same_value
@@ -58,16 +58,17 @@ def _wanted_kinds(question: str) -> tuple[str, ...]:
 
 
 def _options(question: str) -> tuple[str, str] | None:
-    inline = inline_options(question)
-    if inline is not None:
-        return inline[0]
-    match = _OPTIONS.search(question)
-    if not match:
-        return None
-    left = match.group(1).split(":")[-1]
-    # keep the tail of the left option after the last wh/preposition word
-    left = re.split(r"\b(?:first|earlier|later|older|younger|more|less|which|who|what|between)\b", left)[-1]
-    a, b = _bare(left), _bare(match.group(2))
+    offered = options_in(question)  # "…, A or B?", "Was A or B born first?"
+    if offered is not None:
+        (left, right), _ = offered
+    else:
+        match = _OPTIONS.search(question)
+        if not match:
+            return None
+        left, right = match.group(1).split(":")[-1], match.group(2)
+        # keep the tail of the left option after the last wh/preposition word
+        left = re.split(r"\b(?:first|earlier|later|older|younger|more|less|which|who|what|between)\b", left)[-1]
+    a, b = _bare(left), _bare(right)
     if not a or not b:
         return None
     return a, b
