@@ -49,10 +49,12 @@ def register(app: typer.Typer) -> None:
 
         The spans file is OTLP JSON or OTLP protobuf (protobuf needs pip install 'hoprag\\[otel]').
 
-        A retrieval call is the outermost retrieval span of a nest; the selected evidence is the retrieved documents
-        whose recorded text the answering (last) LLM call's prompt holds, in the prompt's order, else the reranker's
-        output documents when a RERANKER span recorded them, else every retrieved document in call order, then rank
-        (the route is counted, and kept as the trace's plan.evidence_from); the answer is the last LLM output's text."""
+        A retrieval call is the outermost retrieval span of a nest. The selected
+        evidence is the retrieved documents whose recorded text the answering (last)
+        LLM call's prompt holds, in the prompt's order; else the output documents of
+        the RERANKER spans; else every retrieved document in call order, then rank
+        (the route is kept as the trace's plan.evidence_from and counted).
+        The answer is the last LLM output's text."""
         from rich.markup import escape
 
         from hoprag.otel_evidence import evidence_summary
@@ -68,6 +70,6 @@ def register(app: typer.Typer) -> None:
         out.print(f"read {summary.spans} spans: wrote {summary.traces} traces{skipped} → {escape(str(summary.out))}")
         if resolver is not None:
             out.print(escape(resolver.summary()))
-        out.print(evidence_summary(summary.evidence_from))
+        out.print(evidence_summary(summary.evidence_from), soft_wrap=True)
 
     renamed(app, "import-traces otel", otel_cmd, "traces import")
