@@ -69,3 +69,16 @@ def test_a_villages_country_is_the_last_part_of_its_first_sentence():
     text = ("Feyzabad( also Romanized as Feyẕābād) is a village in Chahak Rural District, in the Central District of "
             "Khatam County, Yazd Province, Iran. At the 2006 census, its population was 62.")
     assert country_of(text)[0] == "iran"
+
+
+def test_country_read_past_import_artefacts_and_from_where_a_place_is_situated():
+    skier = "Sarah Schleper( born February 19, 1979 in Glenwood Springs, Colorado) is an- American alpine skier."
+    assert country_of(skier)[0] == "united states"
+    mansion = "The Hadjigeorgakis Kornesios Mansion is situated near the Archbishopric, in Nicosia, Cyprus, where notables lived."
+    assert country_of(mansion)[0] == "cyprus"
+
+
+def test_same_province_reads_the_capitalised_name_before_the_noun():
+    nantong = ev("nt#0", "Nantong", "Nantong is a prefecture-level city in Jiangsu province, China.")
+    jingdezhen = ev("jd#0", "Jingdezhen", "Jingdezhen is a prefecture-level city in northeastern Jiangxi province, China.")
+    assert answer_same_value("Are Nantong and Jingdezhen situated in the same province ?", [nantong, jingdezhen])[0] == "no"

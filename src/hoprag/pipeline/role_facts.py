@@ -58,14 +58,14 @@ _LIFE_GROUP = {"birth_date": "b", "death_date": "d", "birth_place": "bp", "death
 _TRAILING_MONTH = re.compile(rf"\s+(?:on|in|of|the)\s+{_MONTH}$|,\s*{_MONTH}$|,$")
 # "was an English actor", "is a 1936 American comedy film": the nationality word of a first sentence
 _NATIONALITY = re.compile(
-    r"\b(?:is|was|are|were)\s+(?:an?|the)\s+(?:(?:[a-z0-9][\w\-]*|\d{4}s?)\s+){0,3}?"
+    r"\b(?:is|was|are|were)\s+(?:an?-?|the)\s+(?:(?:[a-z0-9][\w\-]*|\d{4}s?)\s+){0,3}?"
     r"(?P<v>[A-Z][a-z]+(?:[\-\u2013][A-Z][a-z]+)?)\b"
 )
 _DEMONYM_END = re.compile(r"(?:an|ese|ish|ch|i|ic|ss|ek|ai|ot)$")
 _DEMONYM = re.compile(r"\b[A-Z][a-z]+(?:an|ese|ish|ch|i|ic|ss|ek|ai|ot)\b")
 # "is a village in Bavegem District, East Flanders, Belgium": the country is the last part
 _LOCATED = re.compile(
-    rf"\b(?:is|was)\s+(?:an?|the)\s+[^.;]{{0,80}}?\b(?:in|of)\s+(?:the\s+)?(?P<v>{_place(6)})"
+    rf"\b(?:is|was)\s+(?:an?-?|the|situated|located)\s+[^.;]{{0,80}}?\b(?:in|of)\s+(?:the\s+)?(?P<v>{_place(6)})"
 )
 
 _WHAT = r"^(?:what|which) (?:is|was|are|were) (?:the )?"

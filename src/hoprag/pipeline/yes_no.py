@@ -108,8 +108,8 @@ _NOT_PROPERTY = frozenset({"both", "same", "located", "situated", "also"})
 
 def _value_by(noun: str, text: str) -> tuple[str, int] | None:
     """The name the passage gives its ``noun`` ("the family Rosaceae", "Jiangsu province")."""
-    after = re.search(rf"\b{noun}\s+(?:of\s+)?(?P<v>[A-Z][\w\-]+(?:\s+[A-Z][\w\-]+)*)", text, re.I)
-    before = re.search(rf"(?P<v>[A-Z][\w\-]+(?:\s+[A-Z][\w\-]+)*)\s+{noun}\b", text, re.I)
+    after = re.search(rf"\b(?i:{noun})\s+(?:of\s+)?(?P<v>[A-Z][\w\-]+(?:\s+[A-Z][\w\-]+)*)", text)
+    before = re.search(rf"(?P<v>[A-Z][\w\-]+(?:\s+[A-Z][\w\-]+)*)\s+(?i:{noun})\b", text)
     found = [m for m in (after, before) if m is not None and m.group("v")[:1].isupper()]
     if not found:
         return None
