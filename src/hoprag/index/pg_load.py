@@ -42,8 +42,9 @@ EMBED_BATCH = 256
 _SCALARS = (str, int, float, bool)
 _UNSORTED = "postings_unsorted"
 #: every term's idf from its stored df and the chunk count: one statement, so a build and an update
-#: compute the same float8 for the same counts
-IDF_SQL = "UPDATE {s}.terms SET idf = ln(1 + (%s - df + 0.5) / (df + 0.5))"
+#: compute the same float8 for the same counts; in float8, not numeric (an update recomputes every
+#: term's idf, and numeric's ln was half of that statement's time)
+IDF_SQL = "UPDATE {s}.terms SET idf = ln(1 + (%s - df + 0.5::float8) / (df + 0.5::float8))"
 
 
 def filter_keys(doc: Document) -> dict[str, list[str]]:
