@@ -14,6 +14,10 @@ chunks (the regex scan and the tokenising are most of a build's time)::
     analysis/mention_stream.npy   int32: each chunk's mentions (ids into mentions.json; -1: a span
                                   naming nothing), chunk after chunk
     analysis/mention_ends.npy     int64 per chunk: where its run in the stream ends
+    analysis/common_entities.json [key, chunks] per entity the graph leaves out as common (held by
+                                  more chunks than its cap), in key order: with the graph's own
+                                  entities.json, every key's chunk count, so an update recounts
+                                  only the keys its chunks touch (:mod:`hoprag.index.graph_update`)
 
 The graph files exist only for an index with an entity graph. An index built before this directory
 existed is updated by a rebuild from its stored documents (the same result, at a build's cost).
@@ -21,12 +25,14 @@ existed is updated by a rebuild from its stored documents (the same result, at a
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-__all__ = ["ANALYSIS_DIR", "MENTIONS", "MENTION_ENDS", "MENTION_STREAM", "has_bm25_state", "load_bm25_state",
-           "save_bm25_state"]
+__all__ = ["ANALYSIS_DIR", "COMMON", "MENTIONS", "MENTION_ENDS", "MENTION_STREAM", "has_bm25_state",
+           "load_bm25_state", "save_bm25_state", "save_common"]
 
 ANALYSIS_DIR = "analysis"
 TF = "tf.npy"
@@ -34,6 +40,7 @@ LENGTHS = "lengths.npy"
 MENTIONS = "mentions.json"
 MENTION_STREAM = "mention_stream.npy"
 MENTION_ENDS = "mention_ends.npy"
+COMMON = "common_entities.json"
 
 
 def save_bm25_state(index_dir: Path, tf_csc: np.ndarray, lengths: np.ndarray) -> None:
@@ -41,6 +48,13 @@ def save_bm25_state(index_dir: Path, tf_csc: np.ndarray, lengths: np.ndarray) ->
     directory.mkdir(parents=True, exist_ok=True)
     np.save(directory / TF, tf_csc, allow_pickle=False)
     np.save(directory / LENGTHS, lengths.astype(np.int32), allow_pickle=False)
+
+
+def save_common(directory: Path, rows: list[list[Any]]) -> None:
+    """The common entities' ``[key, chunks]`` rows (``analysis/common_entities.json``)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
+    (directory / COMMON).write_text(text, encoding="utf-8")
 
 
 def has_bm25_state(index_dir: Path) -> bool:

@@ -9,16 +9,17 @@ import time
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from hoprag.index.analysis import ANALYSIS_DIR, MENTION_ENDS, MENTION_STREAM, MENTIONS
+from hoprag.index.analysis import ANALYSIS_DIR, MENTION_ENDS, MENTION_STREAM, MENTIONS, save_common
 from hoprag.index.entities import SHAPE_KINDS, mention_of, spans_by_kind, title_heads, title_key, titles_inside
 from hoprag.index.entity_graph import GRAPH_DIR, EntityGraph, GraphConfig, GraphInfo, save_graph
 from hoprag.index.graph_arrays import CsrArrays
 from hoprag.records import Chunk, Document
 
-__all__ = ["GraphBuilder", "build_entity_graph"]
+__all__ = ["GraphBuilder", "build_entity_graph", "chunk_links", "csr_indptr", "first_seen", "transpose_ones"]
 
 
 class _RawMemo(dict):  # type: ignore[type-arg]
@@ -66,6 +67,8 @@ class GraphBuilder:
         self._raw = {kind: _RawMemo(self._resolve, kind) for kind in SHAPE_KINDS}
         self._mentions = array("i")  # every chunk's mention ids (-1: a span naming nothing), chunk after chunk
         self._ends = array("q")  # per chunk: where its run in ``_mentions`` ends
+        #: ``[key, chunks]`` of each entity left out as common, in key order (set by :meth:`build`)
+        self.common: list[list[Any]] = []
 
     def add(self, chunks: Sequence[Chunk], title: str) -> None:
         """One document's chunks, in index order, and its title."""
@@ -126,13 +129,15 @@ class GraphBuilder:
         df = np.bincount(rank_of, minlength=len(keys))
         cap = max(self.config.min_cap, int(self.config.max_share * n))
         kept = (df >= 1) & (df <= cap)
+        common = np.flatnonzero(df > cap)  # ranks: in key order
+        self.common = [[keys[by_name[r]], int(df[r])] for r in common.tolist()]
         row_of = np.cumsum(kept) - 1  # rank -> entity row (where kept)
         keep = kept[rank_of]
         chunks, rows = chunk_of[keep], row_of[rank_of[keep]]
         del pairs, chunk_of, rank_of, keep  # a build's peak memory: gone before the matrices are made
         entities = int(np.count_nonzero(kept))
-        mentioned = CsrArrays(_indptr(chunks, n), rows.astype(np.int32), None, (n, entities))
-        mentions = _transpose(mentioned, chunks, rows)
+        mentioned = CsrArrays(csr_indptr(chunks, n), rows.astype(np.int32), None, (n, entities))
+        mentions = transpose_ones(mentioned, chunks, rows)
         del chunks, rows
         # a key that is a document title is kind "title" wherever it is mentioned; any other keeps
         # the kind of its first mention in chunk order
@@ -141,7 +146,7 @@ class GraphBuilder:
         names, first_kinds = [keys[k] for k in ids], self._first_kinds(len(keys))
         kinds = tuple("title" if key in titles else first_kinds[k] for key, k in zip(names, ids))
         graph = EntityGraph(keys=tuple(names), kinds=kinds, mentions=mentions, mentioned=mentioned,
-                            links=_links(mentions, n, self.config.link_max_chunks), chunk_ids=tuple(self._chunk_ids))
+                            links=chunk_links(mentions, n, self.config.link_max_chunks), chunk_ids=tuple(self._chunk_ids))
         self.seconds += time.perf_counter() - start
         return graph, int(np.count_nonzero(df > cap))
 
@@ -182,7 +187,7 @@ class GraphBuilder:
         mentions = mentions[mentions >= 0]
         if mentions.size:
             keys = np.frombuffer(self._mention_keys, dtype=np.int64)[mentions]
-            first = _first_seen(keys, count)
+            first = first_seen(keys, count)
             found = np.flatnonzero(first < keys.size)
             names = self._mention_kinds
             for key, mention in zip(found.tolist(), mentions[first[found]].tolist()):
@@ -224,6 +229,7 @@ class GraphBuilder:
         start = time.perf_counter()
         size = save_graph(graph, index_dir / GRAPH_DIR)
         self.save_mentions(index_dir / ANALYSIS_DIR)
+        save_common(index_dir / ANALYSIS_DIR, self.common)
         self.seconds += time.perf_counter() - start
         return graph.info(size=size, seconds=self.seconds, dropped=dropped, config=self.config)
 
@@ -232,7 +238,7 @@ class GraphBuilder:
         first occurrence, as a build numbers them, so an update writes what a build of its corpus writes)."""
         stream = self._stream()
         naming = stream[stream >= 0]
-        first = _first_seen(naming, len(self._mention_words))
+        first = first_seen(naming, len(self._mention_words))
         used = np.flatnonzero(first < naming.size)
         used = used[np.argsort(first[used])]  # first positions are distinct: the order is the build's
         remap = np.full(len(self._mention_words) + 1, -1, dtype=np.int32)  # the extra slot maps -1 to -1
@@ -296,14 +302,14 @@ def build_entity_graph(
     return builder.build()
 
 
-def _indptr(rows: np.ndarray, count: int) -> np.ndarray:
+def csr_indptr(rows: np.ndarray, count: int) -> np.ndarray:
     """CSR row pointers (int32) of entries whose rows, in stored order, are ``rows``."""
     indptr = np.zeros(count + 1, dtype=np.int32)
     np.cumsum(np.bincount(rows, minlength=count), out=indptr[1:])
     return indptr
 
 
-def _first_seen(values: np.ndarray, count: int) -> np.ndarray:
+def first_seen(values: np.ndarray, count: int) -> np.ndarray:
     """Per value in ``range(count)``: where it first occurs in ``values`` (``values.size`` if nowhere);
     ``np.unique(return_index=True)`` without its sort."""
     first = np.full(count, values.size, dtype=np.int64)
@@ -311,17 +317,17 @@ def _first_seen(values: np.ndarray, count: int) -> np.ndarray:
     return first
 
 
-def _transpose(matrix: CsrArrays, rows: np.ndarray, columns: np.ndarray) -> CsrArrays:
+def transpose_ones(matrix: CsrArrays, rows: np.ndarray, columns: np.ndarray) -> CsrArrays:
     """The transpose of a values-1 ``matrix`` whose entries, in stored order, are (``rows``,
     ``columns``): a stable sort by column keeps each new row's entries in ascending order."""
     # a stable sort of small integers is a radix sort in numpy: far faster than a merge sort of int64
     narrow = columns.astype(np.uint16) if matrix.shape[1] <= 1 << 16 else columns
     order = np.argsort(narrow, kind="stable")
-    return CsrArrays(_indptr(columns, matrix.shape[1]), rows[order].astype(np.int32), None,
+    return CsrArrays(csr_indptr(columns, matrix.shape[1]), rows[order].astype(np.int32), None,
                      (matrix.shape[1], matrix.shape[0]))
 
 
-def _links(mentions: CsrArrays, n: int, link_max_chunks: int) -> CsrArrays:
+def chunk_links(mentions: CsrArrays, n: int, link_max_chunks: int) -> CsrArrays:
     """chunks × chunks: each pair of the chunks of an entity held by 2..``link_max_chunks`` chunks gets
     ``1 / (df - 1)``, summed over the entities the two share in ascending entity order, in float32,
     so every sum is the one the sparse product ``Eᵀ · diag(w) · E`` makes (no diagonal, no zeros)."""
@@ -349,4 +355,4 @@ def _links(mentions: CsrArrays, n: int, link_max_chunks: int) -> CsrArrays:
         at = step == k
         sums[group[at]] += values[at]
     cells = cell[starts]
-    return CsrArrays(_indptr(cells // max(n, 1), n), (cells % max(n, 1)).astype(np.int32), sums, (n, n))
+    return CsrArrays(csr_indptr(cells // max(n, 1), n), (cells % max(n, 1)).astype(np.int32), sums, (n, n))

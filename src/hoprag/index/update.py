@@ -10,9 +10,11 @@ from what the index keeps of its analysis (:mod:`hoprag.index.analysis`):
 - rows: the kept rows copied into a new ``corpus.sqlite`` with their new positions, the new appended;
 - BM25: :func:`hoprag.index.bm25_delta.updated_matrix` (every score recomputed: N, avgdl and df
   change with any delta);
-- graph: :meth:`hoprag.index.graph_worker.GraphWorker.resume` with the kept chunks' saved mentions,
-  the new chunks scanned, the graph built from all of them — in a worker process for a large index,
-  while BM25 is recomputed, as a build overlaps them;
+- graph: for a small delta, changed in place (:mod:`hoprag.index.graph_update`: the new chunks
+  scanned, each key's chunk count and the entity rows updated, the global rows, kinds and links
+  recomputed from them); for a large one :meth:`hoprag.index.graph_worker.GraphWorker.resume` with
+  the kept chunks' saved mentions, the new chunks scanned, the graph built from all of them — in a
+  worker process for a large index, while BM25 is recomputed, as a build overlaps them;
 - dense: the kept chunks' vectors, the new chunks embedded (and the HNSW graph rebuilt if it has one).
 
 The new index is written beside the old one and swapped into place when complete
@@ -48,6 +50,7 @@ from hoprag.index.analysis import ANALYSIS_DIR, MENTIONS, has_bm25_state, load_b
 from hoprag.index.bm25 import BATCH, BM25Retriever, index_text
 from hoprag.index.bm25_delta import updated_matrix
 from hoprag.index.corpus_db import DB_FILE, SCHEMA, CorpusWriter
+from hoprag.index.graph_update import IncrementalGraph, graph_for_update
 from hoprag.index.graph_worker import GraphWorker
 from hoprag.index.history import record_update
 from hoprag.index.manifest import DenseInfo, IndexManifest, IndexUpdate, write_manifest
@@ -154,8 +157,7 @@ def _apply(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, keep
     keep_chunks = keep_docs[chunk_doc]
     graph = None
     if old.graph is not None:  # first: a worker reads the kept mentions while the rows are copied
-        graph = GraphWorker(old.graph.config)
-        graph.resume(target, keep_chunks, keep_docs, db)
+        graph = graph_for_update(target, old.graph, keep_chunks, keep_docs, db, len(plan.fresh))
     # the corpus hash in a thread: SQLite reads and SHA-256 of large buffers run without the interpreter lock
     hashing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hoprag-corpus-hash")
     corpus_hash = hashing.submit(_corpus_hash, target / DB_FILE, keep_docs, [record for _, record in plan.fresh])
@@ -178,7 +180,7 @@ def _apply(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, keep
 
 
 def _analyse(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, keep_chunks: np.ndarray,
-             writer: CorpusWriter, builder: Any, tokenizer: Any, graph: GraphWorker | None, acl_names: list[str],
+             writer: CorpusWriter, builder: Any, tokenizer: Any, graph: GraphWorker | IncrementalGraph | None, acl_names: list[str],
              record: dict[str, Any], started: float, progress: Progress | None, executor: Any,
              corpus_hash: Future[str]) -> IndexManifest:
     """The new documents chunked, written, tokenised and scanned; BM25, graph and vectors of the result."""

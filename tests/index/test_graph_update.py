@@ -1,0 +1,125 @@
+"""An update's entity graph changed in place (:mod:`hoprag.index.graph_update`) is the graph a
+rebuild writes, file for file: adds, replaces, deletes and a mix over the enterprise corpus, with
+the default caps and with caps so low that updates move keys across them (common entities dropped
+and brought back), with a title added and one taken away that lie inside other documents' names;
+past the delta threshold, and for an index without the common entities' counts, the graph worker
+rebuilds it and the files are the same."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+import hoprag.index.graph_update as graph_update
+import hoprag.index.store as store
+import hoprag.index.update as update
+from hoprag.index.analysis import COMMON
+from hoprag.index.entity_graph import GraphConfig
+from hoprag.index.graph_worker import GraphWorker
+from hoprag.index.store import build_index, load_index
+from hoprag.index.update import update_index
+from hoprag.ingest.loaders import load_documents
+from hoprag.records import Document
+
+pytestmark = pytest.mark.integration
+
+DOCS = load_documents(Path(__file__).parents[2] / "data" / "enterprise" / "corpus.jsonl")
+#: a title ("Kestrel Plan") that lies inside the kept chunks' "Kestrel Plan Catalog" names
+PLAN = Document(id="x-plan", title="Kestrel Plan", text="Kestrel Plan is how Kestrel Dynamics names the plans of "
+                "the Kestrel Plan Catalog. Each Kestrel Plan has a code such as KP-118.")
+#: a new title inside the same names
+CATALOG = Document(id="x-catalog", title="Plan Catalog", text="The Plan Catalog lists every plan Kestrel Dynamics sells.")
+FIRST = [*DOCS[:18], PLAN]
+LOW_CAP = GraphConfig(min_cap=2, max_share=0.02)
+
+
+def _longer(doc: Document) -> Document:
+    return dataclasses.replace(doc, text=f"{doc.text} The Skyline House team confirmed it for Project Orion.")
+
+
+CASES = {
+    "add": ([DOCS[20], CATALOG, DOCS[26]], []),
+    "replace": ([_longer(DOCS[3]), dataclasses.replace(DOCS[9], title="Kestrel Plan Catalog")], []),
+    "delete": ([], [DOCS[0].id, PLAN.id, DOCS[8].id]),
+    "mix": ([_longer(DOCS[2]), DOCS[22], DOCS[30]], [PLAN.id, DOCS[12].id]),
+}
+
+
+@pytest.fixture(params=[None, LOW_CAP], ids=["default-caps", "low-caps"])
+def graph_config(request, monkeypatch) -> GraphConfig | None:
+    if request.param is not None:
+        monkeypatch.setattr(store, "GraphWorker", lambda: GraphWorker(request.param))
+    return request.param
+
+
+@pytest.fixture()
+def used(monkeypatch) -> list[str]:
+    """The kind of graph each update used."""
+    kinds: list[str] = []
+
+    def spy(*args, **kwargs):
+        graph = graph_update.graph_for_update(*args, **kwargs)
+        kinds.append(type(graph).__name__)
+        return graph
+
+    monkeypatch.setattr(update, "graph_for_update", spy)
+    return kinds
+
+
+def graph_files(index: Path) -> dict[str, bytes]:
+    return {f"{p.parent.name}/{p.name}": p.read_bytes() for folder in ("graph", "analysis")
+            for p in sorted((index / folder).iterdir())}
+
+
+def _updated_and_rebuilt(tmp_path: Path, given: list[Document], deleted: list[str]) -> tuple[Path, Path]:
+    build_index(FIRST, tmp_path / "updated")
+    update_index(tmp_path / "updated", given, deleted)
+    fresh = [d for d in given if d not in FIRST]
+    gone = set(deleted) | {d.id for d in fresh}
+    build_index([d for d in FIRST if d.id not in gone] + fresh, tmp_path / "rebuilt")
+    return tmp_path / "updated", tmp_path / "rebuilt"
+
+
+def assert_same_graph(updated: Path, rebuilt: Path) -> None:
+    a, b = graph_files(updated), graph_files(rebuilt)
+    assert sorted(a) == sorted(b)
+    for name in b:
+        assert a[name] == b[name], name
+    drop = {"build_seconds"}
+    assert (load_index(updated).manifest.graph.model_dump(exclude=drop)
+            == load_index(rebuilt).manifest.graph.model_dump(exclude=drop))
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_an_in_place_graph_update_equals_a_rebuild(case, graph_config, used, tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(graph_update, "INCREMENTAL_MAX_SHARE", 1.0)
+    updated, rebuilt = _updated_and_rebuilt(tmp_path, *CASES[case])
+    assert used == ["IncrementalGraph"]
+    assert_same_graph(updated, rebuilt)
+    info = load_index(rebuilt).manifest.graph
+    if graph_config is LOW_CAP:  # the caps really cut: common entities are left out and counted
+        assert info.dropped_common > 0
+        assert len(json.loads((rebuilt / "analysis" / COMMON).read_text(encoding="utf-8"))) == info.dropped_common
+
+
+def test_a_delta_past_the_threshold_is_rebuilt_by_the_worker_path(used, tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(graph_update, "INCREMENTAL_MAX_SHARE", 0.0)
+    updated, rebuilt = _updated_and_rebuilt(tmp_path, *CASES["mix"])
+    assert used == ["GraphWorker"]
+    assert_same_graph(updated, rebuilt)
+
+
+def test_an_index_without_the_common_counts_is_rebuilt_then_updated_in_place(used, tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(store, "GraphWorker", lambda: GraphWorker(LOW_CAP))
+    monkeypatch.setattr(graph_update, "INCREMENTAL_MAX_SHARE", 1.0)
+    target = tmp_path / "index"
+    build_index(FIRST, target)
+    (target / "analysis" / COMMON).unlink()  # as an index built before the counts were kept
+    update_index(target, [DOCS[20]], [])
+    update_index(target, [DOCS[21]], [DOCS[1].id])
+    assert used == ["GraphWorker", "IncrementalGraph"]
+    build_index([d for d in FIRST if d.id != DOCS[1].id] + [DOCS[20], DOCS[21]], tmp_path / "rebuilt")
+    assert_same_graph(target, tmp_path / "rebuilt")
