@@ -378,6 +378,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=1, help="with --build-only: build both this many times, alternating")
     args = parser.parse_args(argv)
     start_load = os.getloadavg()
+    if args.build_only and (args.rounds < 1 or args.no_raw or args.reuse_index):
+        parser.error("--build-only compares the two builds: give --rounds 1 or more, without --no-raw or --reuse-index")
     if args.build_only:
         builds = measure_builds(args.passages, args.work, args.index_arg, rounds=args.rounds)
         builds["load_average"] = {"start": [round(v, 2) for v in start_load], "end": [round(v, 2) for v in os.getloadavg()]}
