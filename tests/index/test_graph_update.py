@@ -16,6 +16,7 @@ import pytest
 import hoprag.index.graph_update as graph_update
 import hoprag.index.store as store
 import hoprag.index.update as update
+from hoprag.errors import IndexLoadError
 from hoprag.index.analysis import COMMON
 from hoprag.index.entity_graph import GraphConfig
 from hoprag.index.graph_worker import GraphWorker
@@ -123,3 +124,14 @@ def test_an_index_without_the_common_counts_is_rebuilt_then_updated_in_place(use
     assert used == ["GraphWorker", "IncrementalGraph"]
     build_index([d for d in FIRST if d.id != DOCS[1].id] + [DOCS[20], DOCS[21]], tmp_path / "rebuilt")
     assert_same_graph(target, tmp_path / "rebuilt")
+
+
+def test_damaged_graph_files_stop_the_update_with_the_rebuild_fix_and_keep_the_index(tmp_path) -> None:
+    target = tmp_path / "index"
+    build_index(FIRST, target)
+    (target / "analysis" / COMMON).write_text("[[", encoding="utf-8")
+    before = graph_files(target)
+    with pytest.raises(IndexLoadError, match="damaged") as caught:
+        update_index(target, [DOCS[20]], [])
+    assert f"hoprag index CORPUS --out {target}" in str(caught.value)
+    assert graph_files(target) == before and load_index(target).manifest.document_count == len(FIRST)

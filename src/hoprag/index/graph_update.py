@@ -31,10 +31,11 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hoprag.errors import IndexLoadError
 from hoprag.index.analysis import ANALYSIS_DIR, COMMON, MENTION_ENDS, MENTION_STREAM, save_common
 from hoprag.index.entities import title_heads, titles_inside
 from hoprag.index.entity_graph import CHUNK_CHUNK, CHUNK_ENTITY, CHUNK_IDS, ENTITIES, ENTITY_CHUNK, GRAPH_DIR, GraphInfo
@@ -91,8 +92,11 @@ class IncrementalGraph:
         removed_docs = not bool(keep_docs.all())
         self.old_titles = {t for t in (db.title_keys(np.ones_like(keep_docs)) if removed_docs else kept_titles) if t}
         # the chunk ids are written here from the old graph's list: the builder's copy is never read
-        self.builder = GraphBuilder.resumed(index_dir / ANALYSIS_DIR, info.config, keep_chunks, [""] * self.kept,
-                                            kept_titles)
+        try:
+            self.builder = GraphBuilder.resumed(index_dir / ANALYSIS_DIR, info.config, keep_chunks, [""] * self.kept,
+                                                kept_titles)
+        except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+            raise _damaged(index_dir, exc) from None
         self.new_ids: list[str] = []
 
     def add(self, chunks: Sequence[Chunk], title: str) -> None:
@@ -108,9 +112,31 @@ class IncrementalGraph:
     def finish(self, stage: Path) -> GraphInfo:
         """Write the updated graph into ``stage/graph`` and its analysis into ``stage/analysis``."""
         start = time.perf_counter()
-        graph = _Delta(self, stage)
-        info = graph.write()
+        try:
+            info = _Delta(self, stage).write()
+        except (ValueError, KeyError, IndexError, TypeError) as exc:  # saved files that do not fit together
+            raise _damaged(self.index_dir, exc) from None
         return info.model_copy(update={"build_seconds": round(self.builder.seconds + time.perf_counter() - start, 3)})
+
+
+def _damaged(index_dir: Path, exc: BaseException) -> IndexLoadError:
+    return IndexLoadError(f"{index_dir}: the entity graph's saved files (graph/, analysis/) are damaged or do not "
+                          f"fit together ({type(exc).__name__}: {exc}); the update changed nothing. Fix: rebuild the "
+                          f"index: `hoprag index CORPUS --out {index_dir}`")
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"{path.name} unreadable ({exc.strerror or exc})") from None
+
+
+def _read_npy(path: Path) -> np.ndarray:
+    try:
+        return load_npy(path)
+    except OSError as exc:
+        raise ValueError(f"{path.name} unreadable ({exc.strerror or exc})") from None
 
 
 class _Delta:
@@ -123,9 +149,9 @@ class _Delta:
 
     def write(self) -> GraphInfo:
         b, owner = self.b, self.owner
-        old_rows = json.loads((self.old / ENTITIES).read_text(encoding="utf-8"))
+        old_rows = _read_json(self.old / ENTITIES)
         common_file = owner.index_dir / ANALYSIS_DIR / COMMON
-        common = json.loads(common_file.read_text(encoding="utf-8")) if common_file.is_file() else []
+        common = _read_json(common_file) if common_file.is_file() else []
         new_titles, old_titles = b._titles, owner.old_titles
         changed_titles = (new_titles - old_titles) | (old_titles - new_titles)
         # every key the update can meet gets an id now, so the id space is fixed before arrays are made
@@ -255,8 +281,8 @@ class _Delta:
         if not gone.size:
             return _NONE
         directory = self.owner.index_dir / ANALYSIS_DIR
-        stream = load_npy(directory / MENTION_STREAM)
-        ends = load_npy(directory / MENTION_ENDS).astype(np.int64)
+        stream = _read_npy(directory / MENTION_STREAM)
+        ends = _read_npy(directory / MENTION_ENDS).astype(np.int64)
         starts = np.concatenate(([0], ends[:-1]))[gone]
         lengths = ends[gone] - starts
         positions = np.arange(int(lengths.sum()), dtype=np.int64) + np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
@@ -268,8 +294,8 @@ class _Delta:
         entries renumbered (less the recounted keys'), the recounted keys' entries merged in, the new
         chunks' entries after them."""
         keep = self.owner.keep
-        indptr = load_npy(self.old / f"{CHUNK_ENTITY}.indptr.npy").astype(np.int64)
-        indices = np.asarray(load_npy(self.old / f"{CHUNK_ENTITY}.indices.npy"))
+        indptr = _read_npy(self.old / f"{CHUNK_ENTITY}.indptr.npy").astype(np.int64)
+        indices = np.asarray(_read_npy(self.old / f"{CHUNK_ENTITY}.indices.npy"))
         lengths = np.diff(indptr)
         # old entity row -> new (-1: no longer an entity, or recounted): one gather of every entry
         new_row = row[old_ids]
@@ -319,7 +345,10 @@ class _Delta:
 
     def _write_chunk_ids(self, path: Path) -> None:
         """The column order: the kept ids, then the new (the old list's text extended when nothing was removed)."""
-        old = (self.old / CHUNK_IDS).read_text(encoding="utf-8")
+        try:
+            old = (self.old / CHUNK_IDS).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ValueError(f"{CHUNK_IDS} unreadable ({exc.strerror or exc})") from None
         new = self.owner.new_ids
         if self.owner.keep.all():
             text = old if not new else old[:-1] + "," + json.dumps(new, ensure_ascii=False, separators=(",", ":"))[1:]
