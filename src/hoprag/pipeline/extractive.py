@@ -1,11 +1,17 @@
 """Offline extractive answering: pick a short span from held evidence, and cite where it came from.
 
 No model is involved. Sentences of the evidence are scored by how many of the question's content
-words they contain (IDF-free, so the answer does not depend on corpus statistics); candidate spans in
+words they contain (IDF-free, so the answer does not depend on corpus statistics), and the sentences
+of the chain's last passage weigh more than those of a passage the question names; candidate spans in
 the best sentences are entities, dates, numbers and quoted titles that the question does not already
-name, filtered by the answer type the question's wh-word asks for. Yes/no questions and two-option
-questions ("A or B?") answer with an option drawn from the evidence. Every claim cites the evidence
-chunk (and hop) its sentence came from; the answer abstains when no evidence is held.
+name, filtered by the answer type the question's wh-word asks for. A fact asked by its role (a birth
+or death date or place, a nationality, a parent, a spouse, a grandparent) is read from the passage
+of the entity asked about (:mod:`hoprag.pipeline.role_facts`, :mod:`hoprag.pipeline.kinship`);
+yes/no questions compare the two named entities (:mod:`hoprag.pipeline.yes_no`) and two-option
+questions ("A or B?") their dates (:mod:`hoprag.pipeline.comparisons`), answering with an option.
+The answer is a span of the sentence its first claim cites (a yes/no or an option word aside). Every
+claim cites the evidence chunk (and hop) its sentence came from; the answer abstains when no
+evidence is held.
 """
 
 from __future__ import annotations
