@@ -58,6 +58,17 @@ def test_a_stream_is_the_answers_tokens_then_the_sources_then_the_trail(server: 
     assert all(c.id == "chatcmpl-" + extra["trace_id"] for c in chunks)
 
 
+def test_an_abstention_says_so_in_the_message_streamed_and_not(server: LiveServer) -> None:
+    # public sees nothing of the restricted chain: the engine abstains, and a chat client must not show an empty reply
+    whole = client(server, "public").chat.completions.create(model="hoprag",
+                                                              messages=[{"role": "user", "content": QUESTION}])
+    assert whole.model_extra["hoprag"]["abstained"] is True
+    assert whole.choices[0].message.content == "No answer: the documents you may see do not support one."
+    chunks = list(client(server, "public").chat.completions.create(
+        model="hoprag", messages=[{"role": "user", "content": QUESTION}], stream=True))
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == whole.choices[0].message.content
+
+
 def test_tokens_and_clearance_are_the_apis(server: LiveServer) -> None:
     public = client(server, "public").chat.completions.create(model="hoprag",
                                                                messages=[{"role": "user", "content": QUESTION}])

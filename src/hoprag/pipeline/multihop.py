@@ -78,12 +78,16 @@ class MultiHopEngine:
         clearance: str | Clearance | None = None,
         graph: EntityGraph | None = None,
         graph_proposals: int = 2,
+        bridge_retriever: Retriever | None = None,
     ) -> None:
-        """``clearance`` answers for a caller at that level (``None``: unrestricted). ``graph`` (the
+        """``bridge_retriever``, when given, serves the dependent lookups (a plan's conditioned
+        sub-queries and bridge hops) while ``retriever`` serves the question's first lookups: a second
+        signal where a bridge's wording may differ from its passage's. ``clearance`` answers for a caller at that level (``None``: unrestricted). ``graph`` (the
         index's entity graph) turns the graph hop on: personalised PageRank between hops proposes up
         to ``graph_proposals`` chunks per hop (:mod:`hoprag.pipeline.graph_hop`). ``on_event`` hears every
         question this engine answers (``answer(on_event=...)`` one question)."""
         self.retriever = retriever
+        self.bridge_retriever = bridge_retriever
         self.clearance = resolve_clearance(clearance)
         self.chunks, self.documents = visible_corpus(chunks, documents, self.clearance)
         #: the clearance hides part of this corpus: an answer the judge did not find sufficient may be
@@ -116,6 +120,8 @@ class MultiHopEngine:
         """The config hash names the engine config and every role, so swapped roles change it."""
         roles = {r: getattr(self, r).name for r in ("planner", "expander", "judge", "reranker", "synthesizer")}
         roles["retriever"] = getattr(self.retriever, "name", type(self.retriever).__name__)
+        if self.bridge_retriever is not None:  # named only when set, so one-retriever configurations keep their hash
+            roles["bridge_retriever"] = getattr(self.bridge_retriever, "name", type(self.bridge_retriever).__name__)
         if self.graph_hop is not None:  # named only when on, so graph-less configurations keep their hash
             roles["graph"] = f"{self.graph_hop.describe()}:{self.graph_proposals}"
         self.config_hash = config_hash(self.config, f"{self.name}:{sorted(roles.items())}", self.clearance)
@@ -209,6 +215,11 @@ class MultiHopEngine:
         budget_ran_out = stop in ("time_budget", "token_budget")
         if budget_ran_out and self.config.fallback == "abstain":
             return Answer(text="", abstained=True, confidence=0.0)
+        if stop != "sufficient" and self.hides_documents and self.config.restricted_partial == "abstain":
+            # what is missing may be above the caller's clearance: a guess assembled from the documents
+            # it may see would read as the answer, so say nothing instead — decided before synthesising,
+            # so a streamed answer never shows text the answer then withdraws
+            return Answer(text="", abstained=True, confidence=0.0)
         run.emit(SynthesisStarted(run.hop))
         on_token = run.emit.token_sink()
         if on_token is None:
@@ -220,9 +231,5 @@ class MultiHopEngine:
         # for lack of bridges, new evidence or hops), the chain may be incomplete: say so, never
         # give a complete-sounding answer.
         if stop != "sufficient" and not answer.abstained:
-            if self.hides_documents and self.config.restricted_partial == "abstain":
-                # what is missing may be above the caller's clearance: a guess assembled from the
-                # documents it may see would read as the answer, so say nothing instead
-                return Answer(text="", abstained=True, confidence=0.0)
             answer = replace(answer, partial=True, confidence=round(answer.confidence * 0.5, 4))
         return answer

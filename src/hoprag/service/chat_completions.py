@@ -99,9 +99,16 @@ def _ask(body: ChatRequest) -> AskRequest:
     return ask
 
 
+# An abstention has no answer text; a chat client shows an empty message as nothing at all, so the
+# message says why there is none (the page's words).
+ABSTAINED = "No answer: the documents you may see do not support one."
+
+
 def message_text(view: dict[str, Any], answer_text: str | None = None) -> str:
     """The assistant message: the answer, its citation markers and the sources they point to."""
     text = view["answer"] if answer_text is None else answer_text
+    if not text and view.get("abstained"):
+        text = ABSTAINED
     return text + _sources(view)
 
 
@@ -160,6 +167,8 @@ async def chat_completions(body: ChatRequest, request: Request, caller: Caller =
             if name == "token":
                 yield chunk({"content": data["text"]})
             elif name == "answer":
+                if not data["answer"] and data.get("abstained"):
+                    yield chunk({"content": ABSTAINED})
                 sources = _sources(data)
                 if sources:
                     yield chunk({"content": sources})
