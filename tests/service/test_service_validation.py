@@ -47,6 +47,19 @@ def test_422_bodies_say_the_field_what_was_wrong_and_the_fix(server, body, words
     assert not any(w in r.text for w in PYDANTIC_WORDS), r.text
 
 
+@pytest.mark.parametrize(("path", "content", "words"), [
+    ("/api/ask", b"", "body: is empty (a JSON object was expected)"),
+    ("/api/feedback", b"", "body: is empty (a JSON object was expected)"),
+    ("/api/ask", b"not json", "body: is not valid JSON"),
+])
+def test_an_empty_or_broken_body_is_named_as_the_body(server, path, content, words) -> None:
+    # an empty POST said 'invalid request: is missing' and 'add the value'; broken JSON named a field '0'
+    r = httpx.post(server.url + path, content=content,
+                   headers={"Content-Type": "application/json", **server.auth("internal")}, timeout=30)
+    assert r.status_code == 422, r.text
+    assert words in r.json()["error"] and "the value" not in r.json()["fix"] and "0:" not in r.json()["error"]
+
+
 def test_bytes_that_are_not_utf8_are_a_plain_refusal(server) -> None:
     r = httpx.post(server.url + "/api/ask", content=b'{"question": "who \xff founded it"}',
                    headers={"Content-Type": "application/json", **server.auth("internal")}, timeout=30)

@@ -36,8 +36,15 @@ class _RequestProblems:
         self._errors = exc.errors()
 
     def errors(self, **_: Any) -> list[dict[str, Any]]:
-        return [{**e, "loc": tuple(p for p in e.get("loc", ()) if p not in ("body", "query", "path", "header"))}
-                for e in self._errors]
+        found = []
+        for e in self._errors:
+            loc = tuple(p for p in e.get("loc", ()) if p not in ("body", "query", "path", "header"))
+            if e.get("type") == "json_invalid":  # its loc is a position in the text, not a field
+                loc = ("body",)
+            elif e.get("type") == "missing" and not loc:  # no body at all: 'is missing' alone named nothing
+                e, loc = {**e, "type": "value_error", "msg": "is empty (a JSON object was expected)"}, ("body",)
+            found.append({**e, "loc": loc})
+        return found
 
 
 class RequestLog:
