@@ -103,10 +103,29 @@ class ServiceStore:
         self._wake.set()
         self._writer.join(timeout=5)
         self.flush()
-        # a service that stopped cleanly leaves complete runs (only runs this process created and
-        # left running are touched), so `hoprag runs rm --failed` never takes its answers or feedback
+        self.finish_runs()
+
+    def finish_runs(self) -> None:
+        """Mark the answer and feedback runs complete: a service that stopped cleanly leaves complete runs
+        (only runs this process created and left running are touched), so `hoprag runs rm --failed` never
+        takes its answers or feedback."""
         for run_id in dict.fromkeys((self.trace_run, self.feedback_run)):
             self.store.finish_run(run_id)
+
+    def pause_writing(self) -> None:
+        """Write what is queued, stop the writer thread and drop the store's connections, leaving the runs
+        running: what ``hoprag serve --workers N`` does before it forks (hoprag.service.processes)."""
+        self._closed = True
+        self._wake.set()
+        self._writer.join(timeout=5)
+        self.flush()
+        self.store.close()
+
+    def reopened(self) -> ServiceStore:
+        """This store for a forked worker process: its own connections and writer thread, the same runs
+        (created by the parent, which marks them complete when the server stops)."""
+        return ServiceStore(RunStore(self.store.url), trace_run=self.trace_run, feedback_run=self.feedback_run,
+                            window=self.window)
 
     def trace(self, trace_id: str) -> Trace | None:
         import sqlalchemy as sa
