@@ -102,8 +102,17 @@ def test_http_tools_run_at_the_tokens_clearance(mcp_http) -> None:
 
 def test_http_without_a_token_or_from_another_host_gets_nothing(mcp_http) -> None:
     url, _ = mcp_http
-    _, (anonymous,) = _run(_calls(_http(url), [("get_document", {"doc_id": "policy-14-v2"})]))
-    assert anonymous.is_error and "needs a bearer token" in _text(anonymous) and "Fix:" in _text(anonymous)
+    # no session, no tool list without a token: a 401 as for every API request (both were open before)
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}}
+    accept = {"Accept": "application/json, text/event-stream"}
+    for headers in ({}, {"Authorization": "Bearer not-a-token"}, {"Authorization": "Basic eDp5"}):
+        r = httpx.post(url, json=initialize, headers={**accept, **headers})
+        assert r.status_code == 401 and set(r.json()) == {"error", "fix"}, r.text
+        assert r.headers["www-authenticate"] == "Bearer" and r.headers["x-content-type-options"] == "nosniff"
+    assert "mcp-session-id" not in r.headers
+    assert httpx.post(url, json=initialize, headers={**accept, **{"Authorization": f"Bearer {TOKENS['public']}"}}
+                      ).status_code == 200
     r = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
                    headers={"Host": "rebind.attacker.example", "Authorization": f"Bearer {TOKENS['restricted']}"})
     assert r.status_code == 400 and set(r.json()) == {"error", "fix"} and r.headers["x-frame-options"] == "DENY"

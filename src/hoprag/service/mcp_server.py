@@ -20,6 +20,7 @@ tool error whose text says what was wrong and the fix.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal, Optional
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -151,5 +152,28 @@ def mcp_http_app(state: ServiceState, server: MCPServer) -> Any:
     inner = server.streamable_http_app(
         streamable_http_path="/mcp", json_response=False,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
-    return RequestGuard(inner, limit=state.config.max_body_bytes * 16,
+    return RequestGuard(_TokenGate(inner, state), limit=state.config.max_body_bytes * 16,
                         allowed_hosts=(*state.config.allow_hosts, state.config.host or ""))
+
+
+class _TokenGate:
+    """With ``--tokens``, every request to ``/mcp`` needs a token of the file (401, as every API request),
+    so an anonymous client cannot open a session or list the tools; the tools still check each call."""
+
+    def __init__(self, app: Any, state: ServiceState) -> None:
+        self.app = app
+        self.state = state
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and self.state.tokens is not None:
+            authorization = dict(scope.get("headers") or ()).get(b"authorization")
+            try:
+                caller_of(self.state, None if authorization is None else authorization.decode("latin-1"))
+            except ServiceError as exc:
+                payload = json.dumps({"error": exc.error, "fix": exc.fix}).encode("utf-8")
+                await send({"type": "http.response.start", "status": exc.status,
+                            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
+                                        (b"content-length", str(len(payload)).encode())]})
+                await send({"type": "http.response.body", "body": payload})
+                return
+        await self.app(scope, receive, send)
