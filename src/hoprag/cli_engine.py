@@ -54,6 +54,9 @@ ENGINE_FLAGS: dict[str, tuple[Any, Any]] = {
         "bm25", "--mode", help="retrieval: bm25 | dense | hybrid (dense needs `hoprag index --dense`)")),
     "fusion": (str, typer.Option(
         "rrf", "--fusion", help="hybrid fusion: rrf (reciprocal rank) | weighted (min-max scores)")),
+    "dense_lookups": (str, typer.Option(
+        "all", "--dense-lookups",
+        help="with --mode dense/hybrid: all lookups, or bridges (dependent lookups only; first lookups BM25)")),
     "llm": (str, LLM_OPT),
     "planner_llm": (Optional[str], PLANNER_OPT),
     "synth_llm": (Optional[str], SYNTH_OPT),
@@ -74,11 +77,11 @@ ENGINE_FLAGS: dict[str, tuple[Any, Any]] = {
 }
 
 # flag → the spec's field it sets (model settings live in the spec's llm_settings section)
-_TOP = ("engine", "k", "mode", "fusion", "llm", "planner_llm", "synth_llm", "judge_llm", "rerank", "graph")
+_TOP = ("engine", "k", "mode", "fusion", "dense_lookups", "llm", "planner_llm", "synth_llm", "judge_llm", "rerank", "graph")
 _SETTINGS = {"base_url": "base_url", "api_key": "api_key", "llm_timeout": "timeout", "llm_retries": "retries",
              "n_ctx": "n_ctx", "llm_budget": "budget", "strict_llm": "strict"}
 _CHOICES = {"engine": ("ENGINE_NAMES", "engine"), "mode": ("MODES", "mode"), "fusion": ("FUSIONS", "fusion"),
-            "rerank": ("RERANKERS", "reranker")}
+            "dense_lookups": ("DENSE_LOOKUPS", "dense lookups"), "rerank": ("RERANKERS", "reranker")}
 
 
 def _typed(ctx: Any, name: str) -> bool:

@@ -100,8 +100,10 @@ def make_engine(
         config = SingleShotConfig(**({"k": spec.k} if spec.k else {}))
         return SingleShotEngine(retriever, index.chunks, index.documents, config, clearance=cleared)
     config = spec.multihop_config()
-    engine = MultiHopEngine(retriever, index.chunks, index.documents, config, on_event=on_event, clearance=cleared,
-                            graph=index_graph(index, spec.graph))
+    # bridges only: the question's own lookups stay BM25, the dependent ones take the spec's mode
+    first, bridge = (index.retriever(), retriever) if spec.dense_lookups == "bridges" else (retriever, None)
+    engine = MultiHopEngine(first, index.chunks, index.documents, config, on_event=on_event, clearance=cleared,
+                            graph=index_graph(index, spec.graph), bridge_retriever=bridge)
     if not spec.uses_models():
         return engine
     from hoprag.pipeline import llm_roles

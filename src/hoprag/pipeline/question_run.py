@@ -29,6 +29,7 @@ class HopEngine(Protocol):
 
     config: Any
     retriever: Any
+    bridge_retriever: Any
     cache: Any
     map: Any
     chunks: Any
@@ -164,9 +165,11 @@ class QuestionRun:
             self.steps[position] = replace(step, duplicates=tuple(dropped))
         return kept
 
-    def retrieve(self, query: str, exclude: tuple[str, ...]) -> list[Hit]:
+    def retrieve(self, query: str, exclude: tuple[str, ...], *, dependent: bool = False) -> list[Hit]:
+        """``dependent``: a lookup conditioned on held evidence (the engine's bridge retriever serves it, if set)."""
+        retriever = (self.engine.bridge_retriever if dependent else None) or self.engine.retriever
         hits = self.engine.cache.get_or_retrieve(
-            self.engine.retriever, query, self.cfg.k, exclude, clearance=self.engine.clearance
+            retriever, query, self.cfg.k, exclude, clearance=self.engine.clearance
         )
         if self.emit.listening:
             self.emit(HitsFound(self.hop, query, tuple(hits)))
@@ -214,7 +217,8 @@ class QuestionRun:
             jobs = self.engine.map(lambda sub: (sub, self._queries_for(sub, steps_of)), layer)
             flat = [(sub, conditioned) for sub, queries in jobs for conditioned in queries]
             exclude = tuple(self.held)
-            results = self.engine.map(lambda job: self.retrieve(job[1].query, exclude if job[0].depends_on else ()), flat)
+            results = self.engine.map(lambda job: self.retrieve(job[1].query, exclude if job[0].depends_on else (),
+                                                                   dependent=bool(job[0].depends_on)), flat)
             new: list[Evidence] = []
             for (sub, conditioned), hits in zip(flat, results):
                 if not hits and not sub.depends_on:
@@ -319,7 +323,7 @@ class QuestionRun:
             if not fresh and proposal is None:
                 return "loop_detected"
             exclude = tuple(self.held)
-            results = self.engine.map(lambda b: self.retrieve(b.query, exclude), fresh)
+            results = self.engine.map(lambda b: self.retrieve(b.query, exclude, dependent=True), fresh)
             hop_steps: list[HopStep] = []
             looping = 0
             parents = {e.chunk_id: e.step_id for e in self.held.values()}

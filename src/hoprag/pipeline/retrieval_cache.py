@@ -1,5 +1,5 @@
-"""A bounded, thread-safe cache of retrieval results keyed by (issued query, k, prior evidence ids,
-clearance).
+"""A bounded, thread-safe cache of retrieval results keyed by (retriever, issued query, k, prior
+evidence ids, clearance).
 
 The same conditioned query asked with the same evidence already held returns the same hits, so a
 repeated sub-query (across branches, or questions sharing a bridge) costs one retrieval.
@@ -26,7 +26,8 @@ class RetrievalCache:
     def get_or_retrieve(
         self, retriever, query: str, k: int, exclude: Sequence[str], *, clearance: Clearance | None = None
     ) -> list[Hit]:
-        key = (query, k, tuple(sorted(exclude)), clearance)
+        # the retriever is part of the key: an engine may serve first and dependent lookups by two
+        key = (id(retriever), query, k, tuple(sorted(exclude)), clearance)
         if self.size:
             with self._lock:
                 found = self._items.get(key)

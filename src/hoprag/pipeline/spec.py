@@ -32,13 +32,15 @@ from hoprag.index.store import MODES
 from hoprag.llm.settings import LLMSettings
 from hoprag.pipeline.engine import MultiHopConfig
 
-__all__ = ["ENGINE_NAMES", "FUSIONS", "MODES", "RERANKERS", "EngineSpec", "MULTIHOP_KNOBS"]
+__all__ = ["DENSE_LOOKUPS", "ENGINE_NAMES", "FUSIONS", "MODES", "RERANKERS", "EngineSpec", "MULTIHOP_KNOBS"]
 
 #: the engines :func:`~hoprag.pipeline.factory.make_engine` builds
 ENGINE_NAMES: tuple[str, ...] = ("single", "multihop")
 # MODES (retrieval modes; dense and hybrid need an index built with --dense) and FUSIONS (how hybrid
 # fuses its two ranked lists) are the index's own words, defined where the retrievers are and re-exported
 # here; the Literal types of EngineSpec below spell them again (a test keeps them equal)
+#: which lookups of the multi-hop engine use a dense or hybrid mode
+DENSE_LOOKUPS: tuple[str, ...] = ("all", "bridges")
 #: rerankers of the multi-hop engine
 RERANKERS: tuple[str, ...] = ("offline", "llm")
 #: the multi-hop engine's knobs a spec sets in its ``multihop`` section (``k`` is the spec's own)
@@ -59,6 +61,11 @@ class EngineSpec(BaseModel):
     engine: Literal["single", "multihop"] = Field(default="multihop", description="single or multihop")
     mode: Literal["bm25", "dense", "hybrid"] = Field(default="bm25", description="retrieval mode")
     fusion: Literal["rrf", "weighted"] = Field(default="rrf", description="how hybrid fuses its two lists")
+    dense_lookups: Literal["all", "bridges"] = Field(
+        default="all",
+        description="with mode dense or hybrid, which lookups use it: all, or bridges (the dependent lookups; "
+        "the question's first lookups stay BM25)",
+    )
     k: int | None = Field(default=None, ge=1, le=1_000, description="hits per retrieval call (None: the engine's)")
     graph: bool | None = Field(
         default=None, description="the graph hop: on, off, or None (on when the index has an entity graph)"
@@ -84,6 +91,15 @@ class EngineSpec(BaseModel):
         changed = _changed(value)
         if info.data.get("engine") == "single" and changed:
             raise ValueError(f"sets {', '.join(changed)}, which the single engine would ignore (it makes one retrieval call)")
+        return value
+
+    @field_validator("dense_lookups")
+    @classmethod
+    def _bridges_need_dense_multihop(cls, value: str, info: ValidationInfo) -> str:
+        if value == "bridges" and info.data.get("mode") == "bm25":
+            raise ValueError("is bridges, which needs mode dense or hybrid (with mode bm25 every lookup is BM25)")
+        if value == "bridges" and info.data.get("engine") == "single":
+            raise ValueError("is bridges, which the single engine would ignore (it makes no dependent lookup)")
         return value
 
     # -- what the engine is built with -------------------------------------------------------------
