@@ -49,6 +49,8 @@ def test_ask_cite_and_feedback_in_the_page(browser, local_server: LiveServer) ->
     page = browser.new_page(viewport={"width": 1300, "height": 900})
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
+    # a failed load (the browser's own /favicon.ico request was a 404) is a console error
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
     external: list[str] = []
     page.on("request", lambda req: None if req.url.startswith(local_server.url) else external.append(req.url))
     page.goto(local_server.url + "/")
@@ -205,3 +207,32 @@ def test_a_token_is_kept_for_the_tab_only_and_a_bad_one_says_so(browser, server:
     page.wait_for_selector("#whoami:has-text('sign in')")
     assert page.evaluate("() => sessionStorage.getItem('hoprag-token')") is None
     context.close()
+
+
+def test_the_dashboard_charts_take_the_themes_colours(browser, local_server: LiveServer) -> None:
+    import httpx
+
+    # one stored answer with a thumbs-down and a citation shown: every chart has a point or a bar
+    answer = httpx.post(local_server.url + "/api/ask", json={"question": QUESTION, "store": True}, timeout=60).json()
+    sent = httpx.post(local_server.url + "/api/feedback", json={"trace_id": answer["trace_id"], "thumbs": "down",
+                                                                "tags": ["wrong_document"]}, timeout=30)
+    assert sent.status_code == 200, sent.text
+    seen = {}
+    for scheme in ("light", "dark"):
+        context = browser.new_context(color_scheme=scheme)
+        page = context.new_page()
+        page.goto(local_server.url + "/#/feedback")
+        page.wait_for_selector("#chart-down svg circle", timeout=10000)
+        seen[scheme] = page.evaluate("""() => {
+            const css = name => getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+            const fill = sel => getComputedStyle(document.querySelector(sel)).fill;
+            const probe = document.createElement('div'); document.body.append(probe);
+            const rgb = value => { probe.style.color = value; return getComputedStyle(probe).color; };
+            return {down: fill('#chart-down svg circle'), ctr: fill('#chart-ctr svg circle'),
+                    bar: fill('#chart-tags svg rect'), block: rgb(css('--block')), ok: rgb(css('--ok')),
+                    accent: rgb(css('--accent'))};
+        }""")
+        context.close()
+    for scheme, s in seen.items():  # each chart in its theme's colour, not a fixed light-mode one
+        assert (s["down"], s["ctr"], s["bar"]) == (s["block"], s["ok"], s["accent"]), (scheme, s)
+    assert seen["light"]["down"] == "rgb(192, 34, 43)" and seen["dark"]["down"] != seen["light"]["down"]

@@ -238,11 +238,11 @@ async function showDashboard() {
   $("dash-run").textContent = `run ${s.run_id} · ${s.events} events`;
   const {lineChart, barChart} = window.hopragCharts;
   $("chart-down").replaceChildren(lineChart(s.series.map(p => ({t: p.t, v: p.thumbs_down_rate, n: p.thumbs})),
-                                            {label: "thumbs-down rate", color: "#c0222b"}));
+                                            {label: "thumbs-down rate", tone: "block"}));
   $("chart-tags").replaceChildren(barChart(Object.entries(s.tags_by_stage).map(([label, value]) => ({label, value})),
                                            {label: "tags by stage"}));
   $("chart-ctr").replaceChildren(lineChart(s.series.map(p => ({t: p.t, v: p.citation_ctr, n: p.citations_shown})),
-                                           {label: "citation CTR", color: "#1a7f37"}));
+                                           {label: "citation CTR", tone: "ok"}));
   $("dash-empty").classList.toggle("hidden", s.events > 0);
 }
 

@@ -12,11 +12,13 @@ function svgEl(name, attrs, text) {
 function lineChart(points, opts) {
   // points: [{t: ISO string, v: number|null}], v in [0, 1]
   const W = 420, H = 190, L = 38, R = 12, T = 10, B = 34;
-  const svg = svgEl("svg", {viewBox: `0 0 ${W} ${H}`, width: "100%", role: "img", "aria-label": opts.label});
+  // colours come from the stylesheet (tone-*: the theme's --block, --ok, ...), so dark mode redraws them
+  const svg = svgEl("svg", {viewBox: `0 0 ${W} ${H}`, width: "100%", role: "img", "aria-label": opts.label,
+                            class: "chart tone-" + (opts.tone || "accent")});
   const pts = points.filter(p => p.v !== null && p.v !== undefined);
   for (const y of [0, 0.5, 1]) {
     const py = T + (1 - y) * (H - T - B);
-    svg.appendChild(svgEl("line", {x1: L, x2: W - R, y1: py, y2: py, stroke: "#dde1e8"}));
+    svg.appendChild(svgEl("line", {x1: L, x2: W - R, y1: py, y2: py, class: "chart-grid"}));
     svg.appendChild(svgEl("text", {x: L - 6, y: py + 4, "text-anchor": "end"}, (y * 100).toFixed(0) + "%"));
   }
   if (!pts.length) {
@@ -28,9 +30,9 @@ function lineChart(points, opts) {
   const x = t => pts.length === 1 ? (L + W - R) / 2 : L + (t - t0) / (t1 - t0) * (W - L - R);
   const y = v => T + (1 - Math.max(0, Math.min(1, v))) * (H - T - B);
   const d = pts.map((p, i) => `${i ? "L" : "M"}${x(times[i]).toFixed(1)},${y(p.v).toFixed(1)}`).join(" ");
-  svg.appendChild(svgEl("path", {d, fill: "none", stroke: opts.color || "#2453c7", "stroke-width": 2}));
+  svg.appendChild(svgEl("path", {d, class: "chart-line"}));
   pts.forEach((p, i) => {
-    const dot = svgEl("circle", {cx: x(times[i]), cy: y(p.v), r: 3.5, fill: opts.color || "#2453c7"});
+    const dot = svgEl("circle", {cx: x(times[i]), cy: y(p.v), r: 3.5, class: "chart-dot"});
     dot.appendChild(svgEl("title", {}, `${p.t}: ${(p.v * 100).toFixed(1)}%${p.n !== undefined ? " (n=" + p.n + ")" : ""}`));
     svg.appendChild(dot);
   });
@@ -43,13 +45,14 @@ function lineChart(points, opts) {
 function barChart(items, opts) {
   // items: [{label, value}]
   const W = 420, row = 26, L = 110, R = 40, H = Math.max(60, items.length * row + 16);
-  const svg = svgEl("svg", {viewBox: `0 0 ${W} ${H}`, width: "100%", role: "img", "aria-label": opts.label});
+  const svg = svgEl("svg", {viewBox: `0 0 ${W} ${H}`, width: "100%", role: "img", "aria-label": opts.label,
+                            class: "chart tone-" + (opts.tone || "accent")});
   const top = Math.max(1, ...items.map(i => i.value));
   items.forEach((item, i) => {
     const y = 8 + i * row;
     const w = (W - L - R) * item.value / top;
     svg.appendChild(svgEl("text", {x: L - 8, y: y + 15, "text-anchor": "end"}, item.label));
-    svg.appendChild(svgEl("rect", {x: L, y: y + 3, width: Math.max(w, 1), height: 16, rx: 3, fill: opts.color || "#2453c7"}));
+    svg.appendChild(svgEl("rect", {x: L, y: y + 3, width: Math.max(w, 1), height: 16, rx: 3, class: "chart-bar"}));
     svg.appendChild(svgEl("text", {x: L + w + 6, y: y + 15}, String(item.value)));
   });
   return svg;
