@@ -42,7 +42,7 @@ def span_text(span: OtelSpan, key: str) -> str:
 def unwrap_json(text: str) -> str:
     try:
         data = loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than the parser goes
         return text
     if isinstance(data, str):
         return data
@@ -75,7 +75,7 @@ def answer_text(span: OtelSpan) -> str:
     if isinstance(output, str) and output.startswith("["):
         try:
             parts = [p for m in loads(output) for p in m.get("parts", []) if isinstance(m, dict)]
-        except (ValueError, AttributeError, TypeError):
+        except (ValueError, AttributeError, TypeError, RecursionError):
             parts = []
         texts = [str(p.get("content")) for p in parts if isinstance(p, dict) and p.get("type") == "text"]
         if texts:
@@ -116,7 +116,7 @@ def _strings(text: str) -> str:
         return text
     try:
         data = loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than the parser goes
         return text
     found: list[str] = []
     stack = [data]

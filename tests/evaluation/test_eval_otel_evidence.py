@@ -146,3 +146,10 @@ def test_the_route_changes_the_score_and_the_cli_counts_the_routes(tmp_path, cap
     assert [e.hit.doc_id for e in imported.evidence] == ["catalog-3"]
     summary = import_otel_traces(spans, tmp_path / "again.jsonl")
     assert summary.evidence_from == {"prompt": 1}
+
+
+def test_a_prompt_nested_deeper_than_the_json_parser_goes_is_read_as_text() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    trace = _trace(_retriever(2, RETRIEVED), _llm(3, {"input.value": deep, "output.value": deep,
+                                                      "output.mime_type": "application/json"}))
+    assert (trace.plan["evidence_from"], trace.answer.text) == ("retrieved", deep)
