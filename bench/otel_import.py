@@ -4,7 +4,10 @@ The file holds 20,000 traces of five spans, one export request per trace per lin
 OpenTelemetry Collector's file exporter writes them): a question (``hoprag.case_id``, the enterprise
 cases in turn), two OpenInference retrievals of six documents each with their text (about 450
 characters) and metadata, an embedding (64 floats, never read) and an LLM span with a long prompt
-and the answer. The command runs in a child process under ``/usr/bin/time -v``.
+and the answer. The command runs in a child process under ``/usr/bin/time -v``. A second file is the
+same but for the LLM span's prompt, which holds the twelve retrieved documents' text as a framework's
+chat prompt does (``llm.input_messages`` and ``llm.prompt_template.variables``): the import keeps it
+and finds the documents in it (the selected evidence, :mod:`hoprag.otel_evidence`).
 
     python bench/otel_import.py [--traces 20000] [--keep DIR]
 
@@ -42,8 +45,9 @@ def _attr(key: str, value: object) -> dict:
     return {"key": key, "value": {"stringValue": value}}
 
 
-def write_spans(path: Path, traces: int, seed: int = 7) -> int:
-    """Write the file; returns the number of spans."""
+def write_spans(path: Path, traces: int, seed: int = 7, prompt: bool = False) -> int:
+    """Write the file; returns the number of spans. ``prompt``: the LLM span's prompt holds the
+    retrieved documents' text."""
     cases = [json.loads(line) for line in CASES.read_text(encoding="utf-8").splitlines() if line.strip()]
     docs = [json.loads(line)["id"] for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
     rnd = random.Random(seed)
@@ -52,6 +56,7 @@ def write_spans(path: Path, traces: int, seed: int = 7) -> int:
             case, trace_id, root = cases[n % len(cases)], f"{n + 1:032x}", f"{n * 8 + 1:016x}"
             start = 1_700_000_000_000_000_000 + n * 10_000_000
             spans = []
+            given: list[str] = []
 
             def span(span_id: str, parent: str, name: str, attrs: list, offset: int, duration: int) -> None:
                 record = {"traceId": trace_id, "spanId": span_id, "name": name, "kind": 1,
@@ -71,13 +76,18 @@ def write_spans(path: Path, traces: int, seed: int = 7) -> int:
                               _attr(f"retrieval.documents.{rank}.document.content", f"text of {doc} " + FILLER),
                               _attr(f"retrieval.documents.{rank}.document.metadata",
                                     json.dumps({"doc_id": doc, "file_name": doc + ".txt"}))]
+                given += [a["value"]["stringValue"] for a in attrs if a["key"].endswith(".document.content")]
                 span(f"{n * 8 + 2 + hop:016x}", root, "retrieve", attrs, 100 + hop * 1000, 900)
             span(f"{n * 8 + 4:016x}", root, "embed",
                  [_attr("openinference.span.kind", "EMBEDDING"),
                   _attr("embedding.embeddings.0.embedding.vector", json.dumps([rnd.random() for _ in range(64)]))],
                  50, 40)
+            context = "\n\n".join(reversed(given))
+            asked = ([_attr("llm.input_messages.0.message.role", "user"),
+                      _attr("llm.input_messages.0.message.content", f"Context:\n{context}\n\nQuery: {case['query']}"),
+                      _attr("llm.prompt_template.variables", json.dumps({"context_str": context}))] if prompt else [])
             span(f"{n * 8 + 5:016x}", root, "llm",
-                 [_attr("openinference.span.kind", "LLM"), _attr("input.value", FILLER * 3),
+                 [_attr("openinference.span.kind", "LLM"), _attr("input.value", FILLER * 3), *asked,
                   _attr("llm.output_messages.0.message.content", case["answers"][0]),
                   _attr("llm.token_count.prompt", 300), _attr("llm.token_count.completion", 4)], 2500, 500)
             span(root, "", "query", [_attr("openinference.span.kind", "CHAIN"), _attr("input.value", case["query"]),
@@ -135,6 +145,9 @@ def main() -> None:
     count = write_spans(spans, args.traces)
     hoprag = Path(sys.executable).with_name("hoprag")
     measure(hoprag, spans, folder / "traces.jsonl", "OTLP JSON, one request per line", count)
+    prompted = folder / "spans_prompted.jsonl"
+    write_spans(prompted, args.traces, prompt=True)
+    measure(hoprag, prompted, folder / "traces_prompted.jsonl", "OTLP JSON, the prompt holding the documents", count)
     stream, single = folder / "spans.binpb", folder / "spans.pb"
     if not write_protobuf(spans, stream, single):
         print("OTLP protobuf: skipped (pip install 'hoprag[otel]' for opentelemetry-proto)")
