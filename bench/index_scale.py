@@ -320,9 +320,8 @@ def measure_builds(passages: int, work: Path, index_args: list[str], *, rounds: 
 
 
 def _build_rss(ours: dict[str, Any], build: dict[str, Any]) -> float:
-    """The build's peak RSS, graph worker included: ``wait4`` reports the largest single process of the
-    tree (the worker is the building process's child), so with a worker the two peaks are added (an upper
-    bound: the peaks need not coincide)."""
+    """The build's peak RSS, graph worker included: ``wait4`` gives the tree's largest single process, so
+    with a worker the two peaks are added (an upper bound: the peaks need not coincide)."""
     worker = build.get("graph_worker_peak_rss_mb")
     return float(build["peak_rss_mb"]) + float(worker) if worker else float(ours["peak_rss_mib"])
 
