@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,8 +58,8 @@ _KEY_MASK = (1 << _SHIFT) - 1
 _NONE = np.zeros(0, dtype=np.int64)
 
 #: the largest delta (documents added plus chunks removed, as a share of the index's chunks) whose graph
-#: is changed in place: past half the index the update's cost nears a rebuild's, which the worker
-#: overlaps with BM25
+#: is changed in place: past half the index most of the graph changes anyway, and the worker's rebuild
+#: runs beside the BM25 work instead of after it
 INCREMENTAL_MAX_SHARE = 0.5
 
 
@@ -91,32 +92,54 @@ class IncrementalGraph:
         kept_titles = db.title_keys(keep_docs)
         removed_docs = not bool(keep_docs.all())
         self.old_titles = {t for t in (db.title_keys(np.ones_like(keep_docs)) if removed_docs else kept_titles) if t}
-        # the chunk ids are written here from the old graph's list: the builder's copy is never read
-        try:
-            self.builder = GraphBuilder.resumed(index_dir / ANALYSIS_DIR, info.config, keep_chunks, [""] * self.kept,
-                                                kept_titles)
-        except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
-            raise _damaged(index_dir, exc) from None
+        # read in a thread while the update copies the kept rows (a file copy, without the interpreter
+        # lock); the chunk ids are written here from the old graph's list, the builder's copy is never read
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hoprag-graph-update")
+        self._resuming: Future[GraphBuilder] | None = self._pool.submit(
+            GraphBuilder.resumed, index_dir / ANALYSIS_DIR, info.config, keep_chunks, [""] * self.kept, kept_titles)
+        self._builder: GraphBuilder | None = None
+        self._writing: Future[GraphInfo] | None = None
         self.new_ids: list[str] = []
+
+    @property
+    def builder(self) -> GraphBuilder:
+        if self._builder is None:
+            resuming, self._resuming = self._resuming, None
+            try:
+                self._builder = resuming.result()  # type: ignore[union-attr]
+            except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+                raise _damaged(self.index_dir, exc) from None
+        return self._builder
 
     def add(self, chunks: Sequence[Chunk], title: str) -> None:
         self.builder.add(chunks, title)
         self.new_ids.extend(c.id for c in chunks)
 
     def submit(self, index_dir: Path) -> None:
-        """Nothing to start: the graph is changed in :meth:`finish`."""
+        """No more chunks: the graph is changed in a thread now, beside the BM25 work (numpy's sorts and
+        copies and the file writes run without the interpreter lock)."""
+        if self._writing is None:
+            builder = self.builder
+            self._writing = self._pool.submit(self._write, builder, index_dir)
+
+    def _write(self, builder: GraphBuilder, stage: Path) -> GraphInfo:
+        start = time.perf_counter()
+        info = _Delta(self, stage).write()
+        return info.model_copy(update={"build_seconds": round(builder.seconds + time.perf_counter() - start, 3)})
 
     def abort(self) -> None:
-        """Nothing runs beside the update."""
+        """Wait for the thread (it ends by itself; what it wrote is in the stage, which is discarded)."""
+        self._pool.shutdown(wait=True)
 
     def finish(self, stage: Path) -> GraphInfo:
         """Write the updated graph into ``stage/graph`` and its analysis into ``stage/analysis``."""
-        start = time.perf_counter()
+        self.submit(stage)
         try:
-            info = _Delta(self, stage).write()
+            return self._writing.result()  # type: ignore[union-attr]
         except (ValueError, KeyError, IndexError, TypeError) as exc:  # saved files that do not fit together
             raise _damaged(self.index_dir, exc) from None
-        return info.model_copy(update={"build_seconds": round(self.builder.seconds + time.perf_counter() - start, 3)})
+        finally:
+            self._pool.shutdown(wait=True)
 
 
 def _damaged(index_dir: Path, exc: BaseException) -> IndexLoadError:
