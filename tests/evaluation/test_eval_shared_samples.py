@@ -23,7 +23,8 @@ DATA = Path(__file__).parents[2] / "data"
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("eval4_demo")
-    run_demo(DATA, out, quiet=True, console=Console(file=open("/dev/null", "w")))
+    # its own run store: not the working tree's .hoprag/hoprag.db, which every earlier run has grown
+    run_demo(DATA, out, quiet=True, console=Console(file=open("/dev/null", "w")), store_url=str(out / "runs.db"))
     return out
 
 
