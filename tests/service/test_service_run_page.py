@@ -107,6 +107,23 @@ def test_an_evaluation_link_only_for_runs_with_the_servers_cases(enterprise_inde
         assert served["has_report"] is False  # its traces answer free questions: no case to score them against
         assert httpx.get(server.url + "/api/runs/evaluated").json()["has_report"] is True
         assert httpx.get(server.url + "/api/runs/evaluated/report").status_code == 200
+        # a run whose answers cite internal documents (as hoprag gate run's over this corpus do): the
+        # internal caller gets its report (it was a 404 'public documents only' behind a shown link); a
+        # restricted one in the run hides the link and the report says why
+        from hoprag.records import Evidence, Hit
+
+        def cited(doc_id: str) -> Trace:
+            hit = Hit(chunk_id=doc_id + "#0", doc_id=doc_id, score=1.0, rank=1, retriever="bm25")
+            evidence = Evidence(hit=hit, text="", title="", hop=1, step_id="s1", sub_query=case.query)
+            return Trace(run_id="x", case_id=case.case_id, question=case.query, evidence=(evidence,))
+
+        for run_id, doc_id, shown in (("internal-run", "policy-5", True), ("restricted-run", "contract-14", False)):
+            store.create_run(run_id, kind="gate-run")
+            store.add_traces(run_id, [cited(doc_id)])
+            assert httpx.get(server.url + f"/api/runs/{run_id}").json()["has_report"] is shown
+            report = httpx.get(server.url + f"/api/runs/{run_id}/report")
+            assert report.status_code == (200 if shown else 403), report.text
+            assert shown or ("above the clearance 'internal'" in report.json()["error"] and report.json()["fix"])
 
 
 @pytest.mark.unit

@@ -17,7 +17,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, Response, StreamingResponse
 
 from hoprag.records import Trace
-from hoprag.service.access import may_write, reader, require_full_view, writer
+from hoprag.service.access import full_view, may_write, reader, require_full_view, writer
 from hoprag.service.answers import answer, answer_events, check_question, run_blocking
 from hoprag.service.state import ServiceError, ServiceState
 from hoprag.service.tokens import Caller
@@ -173,7 +173,13 @@ async def run_detail(request: Request, run_id: str = RUN_ID, caller: Caller = RE
     (with tokens: for callers who see every document, as the metrics count them all)."""
     state = _state(request)
     require_full_view(state, caller, "a run's stage metrics")
-    return await run_blocking(state, lambda: gate_view(state, run_id))
+    view = await run_blocking(state, lambda: gate_view(state, run_id))
+    if view["has_report"] and not full_view(state, caller):  # the report link only where the report opens
+        from hoprag.service.views import traces_visible
+
+        view["has_report"] = await run_blocking(
+            state, lambda: traces_visible(state, state.store.store.traces(run_id), caller.clearance))
+    return view
 
 
 @router.get("/api/runs/{run_id}/series", responses=ERRORS, tags=["runs"])
@@ -195,7 +201,7 @@ async def run_report(request: Request, run_id: str = RUN_ID, caller: Caller = RE
 
     state = _state(request)
     require_full_view(state, caller, "an evaluation report's scores")
-    html = await run_blocking(state, lambda: report_html(state, run_id))
+    html = await run_blocking(state, lambda: report_html(state, run_id, caller.clearance))
     # the report is one self-contained file with inline styles and no scripts
     return HTMLResponse(html, headers={"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'"})
 

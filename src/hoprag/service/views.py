@@ -10,7 +10,7 @@ from hoprag.service.state import ServiceError, ServiceState
 from hoprag.service.streaming import hit_view
 
 __all__ = ["answer_view", "claim_span", "document_view", "gate_view", "metric_series", "report_html", "split_issued", "step_view",
-           "trace_visible"]
+           "trace_visible", "traces_visible"]
 
 CONTEXT_CHARS = 400
 _NOT_FOUND_FIX = "use a doc_id from an answer's citations"
@@ -205,8 +205,17 @@ def metric_series(state: ServiceState, run_id: str, limit: int = 30) -> dict[str
             "runs": [{"run_id": r.run_id, "created_at": r.created_at.isoformat()} for r in runs], "stages": stages}
 
 
-def report_html(state: ServiceState, run_id: str) -> str:
-    """The evaluation report of a run's stored traces (only when every trace is visible to all: public)."""
+def traces_visible(state: ServiceState, traces: list[Any], clearance: str) -> bool:
+    """Whether a caller at ``clearance`` sees every document ``traces`` hold: the caller's own view, not
+    public's (an enterprise run cites internal documents, and a report refused to everyone left the run
+    page's link dead)."""
+    view = state.pool.view(clearance)
+    return all(trace_visible(t, view) for t in traces)
+
+
+def report_html(state: ServiceState, run_id: str, clearance: str) -> str:
+    """The evaluation report of a run's stored traces (only when the caller at ``clearance`` sees every
+    document they hold)."""
     from hoprag.evaluation.chain_eval import evaluate_chains
     from hoprag.report.html import render_html
 
@@ -216,8 +225,8 @@ def report_html(state: ServiceState, run_id: str) -> str:
     traces = state.store.store.traces(run_id)
     if not traces:
         raise ServiceError(404, f"run '{run_id}' has no stored traces", "pick a run that answered questions")
-    public = state.pool.view(state.policy.levels[0])
-    if not all(trace_visible(t, public) for t in traces):
-        raise ServiceError(404, f"no report for run '{run_id}'", "reports are served for runs over public documents only")
+    if not traces_visible(state, traces, clearance):
+        raise ServiceError(403, f"run '{run_id}' holds answers from documents above the clearance '{clearance}'",
+                           "open the report with a token (or a server --clearance) that sees every document")
     report = evaluate_chains(state.cases, traces)
     return render_html(report.to_json(), title=f"evaluation of run {run_id}", cases=state.cases, traces=report.traces)
