@@ -46,7 +46,8 @@ def _retriever(number: int, docs: list[str], content: bool = True) -> OtelSpan:
 def _reranker(number: int, docs: list[str]) -> OtelSpan:
     attrs = {"openinference.span.kind": "RERANKER"}
     for n, doc in enumerate(docs):
-        attrs |= {f"reranker.output_documents.{n}.document.id": doc, f"reranker.output_documents.{n}.document.score": 5.0 - n}
+        attrs |= {f"reranker.output_documents.{n}.document.id": doc,
+                  f"reranker.output_documents.{n}.document.score": 5.0 - n}
     return _span(number, attrs, start=number)
 
 
@@ -57,7 +58,8 @@ def _llm(number: int, attrs: dict) -> OtelSpan:
 def _context(*docs: str) -> str:
     """A LlamaIndex-style prompt: the passages, each under its metadata, between rules."""
     blocks = "\n\n".join(f"doc_id: {doc}\n\n{TEXT[doc]}" for doc in docs)
-    return f"Context information is below.\n---------------------\n{blocks}\n---------------------\nQuery: ...\nAnswer: "
+    rule = "\n---------------------\n"
+    return f"Context information is below.{rule}{blocks}{rule}Query: ...\nAnswer: "
 
 
 def _trace(*calls: OtelSpan):

@@ -6,10 +6,11 @@ title of the first hit) and a deterministic answer step given a prompt in the fr
 (LlamaIndex's default question-answering template filled by its MockLLM, which echoes the prompt;
 Haystack's PromptBuilder feeding a generator component that replies with the best second-hop title),
 so no model runs. The prompt holds the second call's best :data:`SECOND_IN_PROMPT` hits, then the
-first call's: not every hit, and not in retrieval order; the selected evidence hoprag reads from it. The frameworks keep their default ids (LlamaIndex
-node UUIDs, Haystack content hashes): the corpus id is only in the documents' metadata, as it is in
-a user's pipeline. ``Run.results`` holds what the pipeline itself retrieved, and ``Run.prompted``
-what it put in its prompt, by corpus id, for an independent computation of the scores.
+first call's: not every hit, and not in retrieval order; the selected evidence hoprag reads from it.
+The frameworks keep their default ids (LlamaIndex node UUIDs, Haystack content hashes): the corpus
+id is only in the documents' metadata, as it is in a user's pipeline. ``Run.results`` holds what
+the pipeline itself retrieved, and ``Run.prompted`` what it put in its prompt, by corpus id, for an
+independent computation of the scores.
 """
 
 from __future__ import annotations
