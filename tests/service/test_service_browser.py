@@ -236,3 +236,30 @@ def test_the_dashboard_charts_take_the_themes_colours(browser, local_server: Liv
     for scheme, s in seen.items():  # each chart in its theme's colour, not a fixed light-mode one
         assert (s["down"], s["ctr"], s["bar"]) == (s["block"], s["ok"], s["accent"]), (scheme, s)
     assert seen["light"]["down"] == "rgb(192, 34, 43)" and seen["dark"]["down"] != seen["light"]["down"]
+
+
+def test_the_single_shot_engines_trail_falls_back_to_the_steps_windows(browser, local_server: LiveServer) -> None:
+    import httpx
+
+    # the single-shot engine records no per-hop timings: its hop's bar is the steps' own window
+    answer = httpx.post(local_server.url + "/api/ask", json={"question": QUESTION, "engine": "single"}, timeout=60).json()
+    assert answer["timings"] == {} and {s["hop"] for s in answer["steps"]} == {1}
+    step = answer["steps"][0]
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(local_server.url + "/")
+    page.wait_for_selector("#whoami:has-text('internal')")
+    page.evaluate("a => renderTrail(a)", answer)
+    assert page.locator("#trail").is_visible()
+    assert page.locator("#trail .tr-label").all_inner_texts() == ["", "Hop 1"]  # the axis, then the one hop
+    bar = page.locator("#trail details.hop svg.wf rect")
+    assert bar.count() == 1 and bar.get_attribute("class") == "wf-retrieval"
+    start = step["cumulative_ms"] - step["latency_ms"]
+    assert float(bar.get_attribute("x")) == pytest.approx(start / max(answer["latency_ms"], step["cumulative_ms"]) * 1000,
+                                                          abs=0.01)
+    assert float(bar.get_attribute("width")) >= 2  # a visible bar, however short the search
+    kept = len(step["kept"])
+    assert page.inner_text("#trail .hop-note") == f"1 search · {kept} passage{'' if kept == 1 else 's'} kept"
+    assert page.locator("#trail li.kept").count() == kept and errors == []
+    page.close()
