@@ -260,6 +260,11 @@ class _Span:
     def end(self, end_time: int | None = None) -> None:
         pass
 
+    def get_span_context(self):  # a span that is not exported has no valid ids, as a no-op tracer's
+        from opentelemetry.trace import INVALID_SPAN_CONTEXT
+
+        return INVALID_SPAN_CONTEXT
+
 
 class _Tracer:
     """Keeps every attribute value a span would export."""
