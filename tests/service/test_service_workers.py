@@ -178,3 +178,42 @@ def test_the_last_releases_workers_count_is_read_as_threads(monkeypatch: pytest.
     assert serve._processes_and_threads("2", None) == (2, serve.DEFAULT_THREADS)
     assert serve._processes_and_threads("auto", 4) == (2, 4)
     assert serve._processes_and_threads("3", 8) == (3, 8)  # with --threads, a count is processes as asked
+
+
+def _write_answers(store_url: str, prefix: str, count: int, start: object) -> None:
+    """One worker's writes: ``count`` answers queued as fast as they come, then the store closed."""
+    from hoprag.records import Trace
+    from hoprag.service.records import ServiceStore
+    from hoprag.store import RunStore
+
+    store = ServiceStore(RunStore(store_url), trace_run="serve-two", feedback_run="feedback-two")
+    start.wait()
+    for n in range(count):
+        store.add_trace(Trace(run_id="serve-two", case_id=f"{prefix}-{n}", question=f"question {n}?"), citations_shown=1)
+        if n % 25 == 0:
+            time.sleep(0.01)  # several batches, interleaved with the other process's
+    store.close()
+
+
+def test_two_processes_writing_one_sqlite_store_lose_nothing(tmp_path: Path) -> None:
+    import multiprocessing
+
+    from hoprag.store import RunStore
+
+    url = str(tmp_path / "store.db")
+    RunStore(url).close()  # created (and put in WAL mode) once, as the server's parent does
+    context = multiprocessing.get_context("fork")
+    start = context.Event()
+    writers = [context.Process(target=_write_answers, args=(url, name, 200, start)) for name in ("a", "b")]
+    for w in writers:
+        w.start()
+    start.set()
+    for w in writers:
+        w.join(timeout=60)
+    assert [w.exitcode for w in writers] == [0, 0]
+    with sqlite3.connect(tmp_path / "store.db") as db:
+        stored = [row[0] for row in db.execute("SELECT case_id FROM traces")]
+        views = db.execute("SELECT count(*) FROM feedback WHERE kind = 'view'").fetchone()[0]
+        mode = db.execute("PRAGMA journal_mode").fetchone()[0]
+    assert sorted(stored) == sorted(f"{p}-{n}" for p in ("a", "b") for n in range(200))  # each once, none lost
+    assert views == 400 and mode == "wal"

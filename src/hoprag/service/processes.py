@@ -43,11 +43,16 @@ MAX_WORKERS = 256
 
 
 def parse_workers(text: str, cores: int) -> int:
-    """The number of worker processes ``--workers`` asks for: a whole number, or ``auto`` (``cores``)."""
+    """The number of worker processes ``--workers`` asks for: a whole number, or ``auto`` (``cores``; 1
+    where processes cannot be forked)."""
     value = text.strip().lower()
+    forks = hasattr(os, "fork")
     if value == "auto":
-        return cores
+        return cores if forks else 1
     if value.isdigit() and 1 <= int(value) <= MAX_WORKERS:
+        if int(value) > 1 and not forks:
+            raise ConfigError("--workers above 1 forks worker processes, which this system cannot (Windows). "
+                              "Fix: pass --workers 1, or run the server on Linux or macOS")
         return int(value)
     raise ConfigError(f"--workers takes a number of processes from 1 to {MAX_WORKERS}, or auto (one per usable "
                       f"CPU: {cores} here), not {text!r}. Fix: pass --workers {cores} or --workers auto")
@@ -56,6 +61,8 @@ def parse_workers(text: str, cores: int) -> int:
 def serve_processes(state: ServiceState, sock: socket.socket, workers: int, say: Callable[[str], None]) -> None:
     """Run ``workers`` forked uvicorn workers on ``sock`` until SIGTERM or Ctrl-C; said through ``say``."""
     state.store.pause_writing()  # no thread and no store connection may cross the fork
+    state.index.close()  # nor a PostgreSQL index's idle connections: each worker connects anew (a local index
+    # keeps its memory maps and read-only, immutable corpus file, which need no lock and no connection state)
     if threading.active_count() > 1:  # a forked thread's locks would stay held in the child
         names = ", ".join(sorted(t.name for t in threading.enumerate() if t is not threading.current_thread()))
         raise ConfigError(f"cannot start worker processes while threads run in the server ({names}). "
