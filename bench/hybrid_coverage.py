@@ -1,15 +1,20 @@
-"""Benchmark: what a hybrid first hop buys and costs — multi-hop chain coverage@5 with BM25, hybrid
-MiniLM and hybrid static retrieval, beside the index build time each needs, on the bundled samples.
+"""Benchmark: what a dense signal buys the multi-hop engine and what it costs, on the pooled protocol
+(:mod:`bench.pooled`): BM25, hybrid MiniLM and hybrid static (model2vec) retrieval, each for every
+lookup and for the bridge lookups only, beside the index build CPU time and size each needs.
 
-For every sample (the dev and train samples of HotpotQA, MuSiQue and 2WikiMultihopQA in
-``data/`` and ``data/train/``, or any ``FORMAT:FILE`` given), the sample's own context paragraphs are pooled
-into one corpus and indexed three ways: BM25 only, BM25 + MiniLM vectors, BM25 + static vectors
-(the same chunks; the dense builds include the BM25 build). The offline multi-hop engine then
-answers every question with ``--mode bm25`` or ``--mode hybrid`` (RRF), and chain coverage@5 is
-scored as ``hoprag eval`` does; single-shot BM25 is given for reference. Build times are wall
-clock and process CPU seconds on this machine (the CPU seconds are what predicts another machine).
+Per benchmark (HotpotQA, MuSiQue, 2WikiMultihopQA), every bundled passage of it is pooled into one
+corpus and indexed three ways: BM25 only, BM25 + MiniLM vectors, BM25 + static vectors (the same
+chunks; a dense build includes the BM25 build). The first ``--n`` questions of the dev and of the
+train sample are then answered by the offline engines (no model), and scored as ``bench/pooled.py``
+does: chain coverage@5, passage recall@5 and answer F1, overall and by hop count, and the multi-hop
+latency p50 (wall time per question in this process, so it moves with the machine's load).
 
-    python bench/hybrid_coverage.py [--samples FORMAT:FILE ...] [--k 5] [--json]
+Systems: ``single bm25`` (reference), ``multihop bm25`` (the default), ``multihop hybrid E`` (RRF of
+BM25 and embedder E for every lookup, ``--mode hybrid``) and ``multihop hybrid E bridges`` (the
+question's first lookups BM25, the dependent lookups hybrid, ``--mode hybrid --dense-lookups bridges``).
+Build cost is process CPU seconds (what predicts another machine) and the index directory's bytes.
+
+    python bench/hybrid_coverage.py [musique ...] [--n 100] [--embedders minilm,static] [--json out.json]
 """
 
 from __future__ import annotations
@@ -18,37 +23,37 @@ import argparse
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
-from hoprag.datasets.importers import import_dataset
-from hoprag.evaluation.runner import evaluate
-from hoprag.index.store import IndexConfig, build_index, load_index
-from hoprag.pipeline.factory import make_engine
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pooled import SETS, run_sample  # noqa: E402  (the pooled protocol's corpora and scoring)
+
+from hoprag.datasets.importers import import_dataset  # noqa: E402
+from hoprag.index.store import IndexConfig, build_index, load_index  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT / "data" / "train"  # the training-split samples (DATA_LICENSES.md)
-SAMPLES = [
-    ("hotpotqa", "hotpotqa/hotpot_dev_distractor_migres_part1.json"),
-    ("hotpotqa", "hotpotqa/hotpot_train_hipporag100.json"),
-    ("musique", "musique/musique_ans_dev_migres_part1.jsonl"),
-    ("musique", "musique/musique_ans_train_hipporag100.jsonl"),
-    ("2wiki", "2wikimultihopqa/2wiki_dev_migres_part1.json"),
-    ("2wiki", "2wikimultihopqa/2wiki_train_migres_part1.json"),
-]
-#: (label, index config, engine, retrieval mode)
-SYSTEMS = [
-    ("single bm25", "bm25", "single", "bm25"),
-    ("multihop bm25", "bm25", "multihop", "bm25"),
-    ("multihop hybrid minilm", "minilm", "multihop", "hybrid"),
-    ("multihop hybrid static", "static", "multihop", "hybrid"),
-]
 
 
-def _config(name: str) -> IndexConfig:
-    return IndexConfig() if name == "bm25" else IndexConfig(dense=True, embedder=name)  # type: ignore[arg-type]
+def _systems(embedders: list[str]) -> list[tuple[str, str, str, dict]]:
+    """(label, index, engine, spec settings) of every system measured."""
+    rows = [("single bm25", "bm25", "single", {}), ("multihop bm25", "bm25", "multihop", {})]
+    for name in embedders:
+        rows.append((f"hybrid {name}", name, "multihop", {"mode": "hybrid"}))
+        rows.append((f"hybrid {name} bridges", name, "multihop", {"mode": "hybrid", "dense_lookups": "bridges"}))
+    return rows
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its finished children (a build may run worker processes)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def _size(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
 def _commit() -> str:
@@ -59,51 +64,52 @@ def _commit() -> str:
         return "unknown"
 
 
-def measure(fmt: str, path: Path, k: int, tmp: Path) -> dict[str, Any]:
-    data = import_dataset(fmt, [path])
-    builds: dict[str, dict[str, float]] = {}
-    indexes: dict[str, Any] = {}
-    for name in ("bm25", "minilm", "static"):
-        out = tmp / f"{path.stem}-{name}"
-        cpu, wall = time.process_time(), time.perf_counter()
-        manifest = build_index(data.documents, out, _config(name))
-        builds[name] = {"wall_s": round(time.perf_counter() - wall, 2), "cpu_s": round(time.process_time() - cpu, 2),
-                        "chunks": manifest.chunk_count}
-        indexes[name] = load_index(out)
-    coverage: dict[str, float] = {}
-    for label, index_name, engine_name, mode in SYSTEMS:
-        engine = make_engine(engine_name, indexes[index_name], mode=mode)
-        traces = [engine.answer(c.query, case_id=c.case_id) for c in data.cases]
-        coverage[label] = round(evaluate(data.cases, traces, ks=(k,)).aggregate[f"chain_coverage@{k}"], 3)
-    return {"sample": path.name, "questions": len(data.cases), "passages": len(data.documents),
-            "build": builds, f"chain_coverage@{k}": coverage}
+def measure(name: str, n: int, embedders: list[str], tmp: Path) -> dict:
+    fmt, samples, others, corpora = SETS[name]
+    pooled = import_dataset(fmt, [*samples.values(), *others], corpora)
+    builds, indexes = {}, {}
+    for index_name in ["bm25", *embedders]:
+        out = tmp / f"{name}-{index_name}"
+        config = IndexConfig() if index_name == "bm25" else IndexConfig(dense=True, embedder=index_name)  # type: ignore[arg-type]
+        cpu, wall = _cpu(), time.perf_counter()
+        manifest = build_index(pooled.documents, out, config)
+        builds[index_name] = {"cpu_s": round(_cpu() - cpu, 1), "wall_s": round(time.perf_counter() - wall, 1),
+                              "mb": round(_size(out) / 1e6, 1), "chunks": manifest.chunk_count}
+        indexes[index_name] = load_index(out)
+    print(f"{name}: {len(pooled.documents)} passages pooled; build cpu s / MB: "
+          + " · ".join(f"{k} {b['cpu_s']}/{b['mb']}" for k, b in builds.items()), flush=True)
+    rows = {}
+    for sample, path in samples.items():
+        cases = import_dataset(fmt, [path]).cases[:n]
+        row = {}
+        for label, index_name, engine, options in _systems(embedders):
+            row[label] = run_sample(indexes[index_name], cases, engine, **options)
+            r = row[label]
+            hops = "; ".join(f"{h}-hop ({v['n']}) {v['cov5']}/{v['R5']}" for h, v in r["by_hops"].items())
+            print(f"  {name} {sample} {label}: cov@5 {r['cov5']} R@5 {r['R5']} F1 {r['F1']} p50 {r['p50_ms']} ms | {hops}",
+                  flush=True)
+        rows[sample] = {"questions": len(cases), "systems": row}
+    return {"passages": len(pooled.documents), "build": builds, "samples": rows}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", nargs="*", help="FORMAT:FILE pairs (default: the six bundled samples)")
-    parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("sets", nargs="*", help=f"benchmarks among {', '.join(SETS)} (default: all)")
+    parser.add_argument("--n", type=int, default=100, help="questions per sample")
+    parser.add_argument("--embedders", default="minilm,static", help="dense embedders to compare (minilm, static)")
+    parser.add_argument("--json", type=Path, help="also write the figures as JSON here")
     args = parser.parse_args(argv)
+    if any(s not in SETS for s in args.sets):
+        parser.error(f"name benchmarks among {', '.join(SETS)}")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    samples = [(s.split(":", 1)[0], Path(s.split(":", 1)[1])) for s in args.samples] if args.samples else \
-        [(fmt, ROOT / "data" / rel if (ROOT / "data" / rel).exists() else SHARED / rel) for fmt, rel in SAMPLES]
-    rows = []
+    embedders = [e for e in args.embedders.split(",") if e]
+    report = {"commit": _commit(), "cpu_count": os.cpu_count(), "n": args.n, "sets": {}}
     with tempfile.TemporaryDirectory() as tmp:
-        for fmt, path in samples:
-            rows.append(measure(fmt, path, args.k, Path(tmp)))
-            if not args.json:
-                r = rows[-1]
-                cov = r[f"chain_coverage@{args.k}"]
-                print(f"{r['sample']}: {r['questions']} q, {r['passages']} passages, "
-                      + " · ".join(f"{label} {v:.3f}" for label, v in cov.items())
-                      + " | build s (wall/cpu): "
-                      + " · ".join(f"{n} {b['wall_s']:.1f}/{b['cpu_s']:.1f}" for n, b in r["build"].items()), flush=True)
-    report = {"commit": _commit(), "cpu_count": os.cpu_count(), "k": args.k, "samples": rows}
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print(f"commit {report['commit']}")
+        for name in args.sets or list(SETS):
+            report["sets"][name] = measure(name, args.n, embedders, Path(tmp))
+            if args.json:  # written after every benchmark, so a long run keeps what it measured
+                args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    print(f"commit {report['commit']}")
     return 0
 
 

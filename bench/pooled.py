@@ -70,8 +70,9 @@ def _grouped(cases, rows, key) -> dict[str, dict]:
     return {g: {"n": len(r), **{m: _mean(x[m] for x in r) for m in ("cov5", "R5", "F1")}} for g, r in sorted(groups.items())}
 
 
-def run_sample(index, cases, engine_name: str) -> dict:
-    engine = make_engine(engine_name, index)
+def run_sample(index, cases, engine_name: str, **options) -> dict:
+    """The figures of ``engine_name`` (``options``: its spec's settings, e.g. ``mode="hybrid"``) on ``cases``."""
+    engine = make_engine(engine_name, index, **options)
     rows, latency = [], []
     for case in cases:
         start = time.perf_counter()
