@@ -8,6 +8,7 @@ import json
 import time
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from hoprag.index.entity_graph import GRAPH_DIR, EntityGraph, GraphConfig, Graph
 from hoprag.index.graph_arrays import CsrArrays
 from hoprag.records import Chunk, Document
 
-__all__ = ["GraphBuilder", "build_entity_graph", "chunk_links", "csr_indptr", "first_seen", "transpose_ones"]
+__all__ = ["GraphBuilder", "MentionTable", "build_entity_graph", "chunk_links", "csr_indptr", "first_seen", "transpose_ones"]
 
 
 class _RawMemo(dict):  # type: ignore[type-arg]
@@ -37,6 +38,21 @@ class _RawMemo(dict):  # type: ignore[type-arg]
             self.clear()
         found = self[raw] = self._resolve(raw, self._kind)
         return found
+
+
+@dataclass(frozen=True)
+class MentionTable:
+    """A builder's mentions (:meth:`GraphBuilder.table`): views of its arrays, valid until it adds chunks.
+    ``key_ids`` is the builder's own table (entity key -> id), which :meth:`GraphBuilder.key` extends."""
+
+    titles: set[str]  # the document title keys
+    key_ids: dict[str, int]
+    mention_keys: np.ndarray  # mention id -> key id
+    mention_words: list[tuple[str, ...]]  # mention id -> the words of a multi-word name, else ()
+    mention_kinds: list[str]
+    named: list[int]  # the mentions of multi-word names
+    stream: np.ndarray  # every chunk's mention ids (-1: a span naming nothing), chunk after chunk
+    ends: np.ndarray  # per chunk: where its run in ``stream`` ends
 
 
 class GraphBuilder:
@@ -99,18 +115,26 @@ class GraphBuilder:
         found = self._mention_ids.get((key, kind, words))
         if found is None:
             found = self._mention_ids[(key, kind, words)] = len(self._mention_words)
-            self._mention_keys.append(self._key(key))
+            self._mention_keys.append(self.key(key))
             self._mention_kinds.append(kind)
             self._mention_words.append(words)
             if len(words) > 1:
                 self._named.append(found)
         return found
 
-    def _key(self, key: str) -> int:
+    def key(self, key: str) -> int:
+        """The id of entity ``key`` (a new id when first seen)."""
         found = self._key_ids.get(key)
         if found is None:
             found = self._key_ids[key] = len(self._key_ids)
         return found
+
+    def table(self) -> MentionTable:
+        """What the builder holds of its chunks' mentions, as read by an update in place."""
+        keys = np.frombuffer(self._mention_keys, dtype=np.int64) if self._mention_keys else np.zeros(0, np.int64)
+        ends = np.frombuffer(self._ends, dtype=np.int64) if self._ends else np.zeros(0, np.int64)
+        return MentionTable(self._titles, self._key_ids, keys, self._mention_words, self._mention_kinds, self._named,
+                            self._stream(), ends)
 
     def build(self) -> tuple[EntityGraph, int]:
         """The graph, and how many common entities were dropped."""
@@ -167,7 +191,7 @@ class GraphBuilder:
                 continue
             found = inside.get(words)
             if found is None:
-                found = inside[words] = tuple(self._key(t) for t in titles_inside(words, titles, heads))
+                found = inside[words] = tuple(self.key(t) for t in titles_inside(words, titles, heads))
             if found:
                 named.append(mention)
                 counts.append(len(found))

@@ -18,9 +18,11 @@ What the graph is made of, and which part a delta touches (the rules are
   build makes them. A key that comes back under the cap (a common entity whose count fell, or the
   cap rose past it) has its kept chunks found in the saved mentions, like a changed title.
 
-The update runs in the updating process (no worker to start) when the documents added and the
-chunks removed are at most :data:`INCREMENTAL_MAX_SHARE` of the index's chunks and fewer than
-:data:`~hoprag.index.graph_worker.WORKER_MIN_CHUNKS` documents are added; otherwise, or when the
+The update runs in the updating process (no worker to start; the saved mentions are read in a
+thread while the kept rows are copied, and the graph is changed in a thread beside the BM25 work)
+when the documents added and the chunks removed are at most :data:`INCREMENTAL_MAX_SHARE` of the
+index's chunks and fewer than :data:`~hoprag.index.graph_worker.WORKER_MIN_CHUNKS` documents are
+added; otherwise, or when the
 index lacks the common entities' counts (built before they were kept, with common entities), the
 graph worker rebuilds the graph from every kept mention (:meth:`GraphWorker.resume`).
 """
@@ -29,8 +31,8 @@ from __future__ import annotations
 
 import json
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,8 +43,8 @@ from hoprag.index.analysis import ANALYSIS_DIR, COMMON, MENTION_ENDS, MENTION_ST
 from hoprag.index.entities import title_heads, titles_inside
 from hoprag.index.entity_graph import CHUNK_CHUNK, CHUNK_ENTITY, CHUNK_IDS, ENTITIES, ENTITY_CHUNK, GRAPH_DIR, GraphInfo
 from hoprag.index.graph_arrays import GRAPH_FORMAT, CsrArrays
-from hoprag.index.graph_build import GraphBuilder, chunk_links, csr_indptr, first_seen, transpose_ones
 from hoprag.index import graph_worker
+from hoprag.index.graph_build import GraphBuilder, chunk_links, csr_indptr, first_seen, transpose_ones
 from hoprag.index.graph_worker import GraphWorker
 from hoprag.index.npy_map import load_npy
 from hoprag.records import Chunk
@@ -58,8 +60,8 @@ _KEY_MASK = (1 << _SHIFT) - 1
 _NONE = np.zeros(0, dtype=np.int64)
 
 #: the largest delta (documents added plus chunks removed, as a share of the index's chunks) whose graph
-#: is changed in place: past half the index most of the graph changes anyway, and the worker's rebuild
-#: runs beside the BM25 work instead of after it
+#: is changed in place: past half the index most of the graph changes anyway, and the worker scans the
+#: many new chunks in a second process while the update tokenises them
 INCREMENTAL_MAX_SHARE = 0.5
 
 
@@ -69,7 +71,7 @@ def graph_for_update(index_dir: Path, info: GraphInfo, keep_chunks: np.ndarray, 
     in place when the delta is small and the index keeps every key's count, else rebuilt by a worker."""
     removed = int(keep_chunks.size - np.count_nonzero(keep_chunks))
     small = (added_documents + removed <= INCREMENTAL_MAX_SHARE * max(keep_chunks.size, 1)
-             and added_documents < graph_worker.WORKER_MIN_CHUNKS)  # read at each call: lowering it moves updates to the worker too
+             and added_documents < graph_worker.WORKER_MIN_CHUNKS)  # read at each call, as the worker reads it
     counted = info.dropped_common == 0 or (index_dir / ANALYSIS_DIR / COMMON).is_file()
     if small and counted and info.format == GRAPH_FORMAT and np.count_nonzero(keep_chunks):
         return IncrementalGraph(index_dir, info, keep_chunks, keep_docs, db)
@@ -167,30 +169,30 @@ class _Delta:
 
     def __init__(self, owner: IncrementalGraph, stage: Path) -> None:
         self.owner, self.stage, self.b = owner, stage, owner.builder
+        self.t = self.b.table()
         self.old = owner.index_dir / GRAPH_DIR
         self.config = owner.info.config
         self._all_heads: frozenset[str] | None = None
 
     def write(self) -> GraphInfo:
-        b, owner = self.b, self.owner
+        b, t, owner = self.b, self.t, self.owner
         old_rows = _read_json(self.old / ENTITIES)
         common_file = owner.index_dir / ANALYSIS_DIR / COMMON
         common = _read_json(common_file) if common_file.is_file() else []
-        new_titles, old_titles = b._titles, owner.old_titles
+        new_titles, old_titles = t.titles, owner.old_titles
         changed_titles = (new_titles - old_titles) | (old_titles - new_titles)
         # every key the update can meet gets an id now, so the id space is fixed before arrays are made
-        key_ids = b._key_ids  # b._key inlined: 28k calls at 100k
+        key_ids = t.key_ids  # builder.key inlined: 28k calls at 100k
         old_ids = np.asarray([key_ids.setdefault(k, len(key_ids)) for k, _, _ in old_rows], dtype=np.int64)
-        common_ids = np.asarray([b._key(k) for k, _ in common], dtype=np.int64)
-        changed_ids = np.asarray([b._key(t) for t in sorted(changed_titles)], dtype=np.int64)
+        common_ids = np.asarray([b.key(k) for k, _ in common], dtype=np.int64)
+        changed_ids = np.asarray([b.key(t) for t in sorted(changed_titles)], dtype=np.int64)
         gone = self._removed_pairs(old_titles)
         kept_len = owner.kept
-        ends = np.frombuffer(b._ends, dtype=np.int64)
-        stream = b._stream()
+        ends, stream = t.ends, t.stream
         split = int(ends[kept_len - 1])
         new_chunks = np.repeat(np.arange(kept_len, ends.size, dtype=np.int64), np.diff(ends[kept_len:], prepend=split))
         fresh = self._pairs(stream[split:], new_chunks, new_titles)
-        width = len(b._key_ids)
+        width = len(t.key_ids)
         n = int(ends.size)
         count = lambda codes: np.bincount(codes & _KEY_MASK, minlength=width)  # noqa: E731
         old_df = np.zeros(width, dtype=np.int64)
@@ -207,7 +209,7 @@ class _Delta:
         recount[changed_ids] = True
         recount |= ~was_entity & (old_df > 0) & (df >= 1) & (df <= cap)
         kept_chunks = np.repeat(np.arange(kept_len, dtype=np.int64), np.diff(ends[:kept_len], prepend=0))
-        keys = list(b._key_ids)
+        keys = list(t.key_ids)
         again = _NONE
         if recount.any():
             recounted = {keys[k] for k in np.flatnonzero(recount).tolist()} & new_titles
@@ -254,17 +256,17 @@ class _Delta:
         """The sorted distinct (chunk, key) pairs of a run of the mention stream (``chunks``: each
         position's chunk) under the document ``titles``: each mention's key, and for a multi-word name
         the titles inside it — only the keys ``only`` marks, when given."""
-        b = self.b
+        t = self.t
         naming = mentions >= 0
         mentions, chunks = mentions[naming].astype(np.int64), chunks[naming]
-        keys = np.frombuffer(b._mention_keys, dtype=np.int64)[mentions]
+        keys = t.mention_keys[mentions]
         direct = (chunks << _SHIFT) | keys
         if only is not None:
             direct = direct[only[keys]]
-            # only the named mentions of the table, looked at once each (the kept stream is long)
-            named = b._named  # ``titles`` are the caller's few: only the table's names are looked at
+            # the caller's few titles, looked for once in each name of the table (the kept stream is long)
+            named = t.named
         else:
-            words = b._mention_words
+            words = t.mention_words
             named = [m for m in np.unique(mentions).tolist() if len(words[m]) > 1]
         counts, flat = self._inside(named, titles)
         parts = [direct]
@@ -282,19 +284,19 @@ class _Delta:
     def _inside(self, named: list[int], titles: set[str]) -> tuple[np.ndarray, np.ndarray]:
         """Per mention of the table: how many of ``titles`` lie inside its words (only ``named`` are
         looked at), and their key ids, flat in mention order."""
-        b = self.b
-        counts = np.zeros(len(b._mention_words), dtype=np.int64)
+        b, t = self.b, self.t
+        counts = np.zeros(len(t.mention_words), dtype=np.int64)
         if not titles or not named:
             return counts, _NONE
         heads = self._heads(titles)
         clear = heads.isdisjoint
         found: dict[int, tuple[int, ...]] = {}
         for mention in named:
-            words = b._mention_words[mention]
+            words = t.mention_words[mention]
             if not clear(words):
                 inside = titles_inside(words, titles, heads)
                 if inside:
-                    found[mention] = tuple(b._key(t) for t in inside)
+                    found[mention] = tuple(b.key(title) for title in inside)
         order = sorted(found)
         counts[order] = [len(found[m]) for m in order]
         return counts, np.fromiter((k for m in order for k in found[m]), dtype=np.int64)
@@ -305,7 +307,7 @@ class _Delta:
         if len(titles) < 64:
             return title_heads(titles)
         if self._all_heads is None:
-            self._all_heads = title_heads(self.b._titles | self.owner.old_titles)
+            self._all_heads = title_heads(self.t.titles | self.owner.old_titles)
         return self._all_heads
 
     def _removed_pairs(self, titles: set[str]) -> np.ndarray:
@@ -363,17 +365,18 @@ class _Delta:
         """Each entity's kind: a title, else the kind of its first mention in chunk order — the old kind
         unless the key is new, recounted or lost a mention, then read from the mention stream from
         ``start`` on."""
-        b, titles = self.b, self.b._titles
+        t = self.t
+        titles = t.titles
         first: dict[int, str] = {}
         if suspect.any():
-            stream = b._stream()[start:]
+            stream = t.stream[start:]
             mentions = stream[stream >= 0].astype(np.int64)
-            key_of = np.frombuffer(b._mention_keys, dtype=np.int64)[mentions]
+            key_of = t.mention_keys[mentions]
             at = suspect[key_of]
             mentions, key_of = mentions[at], key_of[at]
             seen = first_seen(key_of, suspect.size)
             found = np.flatnonzero(seen < key_of.size)
-            names = b._mention_kinds
+            names = t.mention_kinds
             first = {k: names[m] for k, m in zip(found.tolist(), mentions[seen[found]].tolist())}
         return ["title" if keys[k] in titles else first.get(k, "title") if suspect[k] else old_kinds[k] for k in ids]
 
