@@ -9,9 +9,10 @@ writing rows and tokenising: on two cores the graph costs the build little wall 
 corpus (fewer than :data:`WORKER_MIN_CHUNKS` chunks), a machine with one core, or a worker that
 cannot be started builds in process; the files are the same either way.
 
-An index update (:mod:`hoprag.index.update`) uses the same worker: :meth:`GraphWorker.resume` starts
-it from the saved mentions of the chunks the update keeps (read in the worker, from the old index's
-rows), the new documents' chunks follow, and the graph is built while the update recomputes BM25.
+An index update whose delta is too large to change the graph in place
+(:mod:`hoprag.index.graph_update`) uses the same worker: :meth:`GraphWorker.resume` starts it from
+the saved mentions of the chunks the update keeps (read in the worker, from the old index's rows),
+the new documents' chunks follow, and the graph is built while the update recomputes BM25.
 
 The worker is a plain child process reading pickled frames on its standard input, so nothing of the
 caller's program is re-imported (``multiprocessing``'s ``spawn`` would re-run a script that lacks a
