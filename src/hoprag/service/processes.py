@@ -67,6 +67,9 @@ def serve_processes(state: ServiceState, sock: socket.socket, workers: int, say:
         names = ", ".join(sorted(t.name for t in threading.enumerate() if t is not threading.current_thread()))
         raise ConfigError(f"cannot start worker processes while threads run in the server ({names}). "
                           "Fix: pass --workers 1")
+    import gc
+
+    gc.freeze()  # the loaded objects leave the collector's reach: a worker's collections never touch (copy) their pages
     children: dict[int, float] = {}  # pid -> when it started
     stopping = False
     parent = os.getpid()
