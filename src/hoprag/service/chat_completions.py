@@ -69,7 +69,7 @@ class ChatRequest(BaseModel):
     model: str = Field(..., max_length=100, description="hoprag (multi-hop) or hoprag-single")
     messages: list[ChatMessage] = Field(..., min_length=1, max_length=200)
     stream: bool = False
-    store: bool = Field(False, description="store the (redacted) answer, a write: a token or this server's page")
+    store: bool = Field(False, strict=True, description="store the (redacted) answer, a write: a token or this server's page")
     k: Optional[int] = Field(None, ge=1, le=50, description="hits per retrieval call (engine default when absent)")
 
 

@@ -8,8 +8,9 @@
   name as ``Host``, so it can never read what the server answers.
 * **Body limit.** A body over ``max_body_bytes`` is refused with 413 whether it declares its
   length or arrives in chunks; the body is read here, before any route parses it.
-* **Security headers** on every response, errors and refusals of this layer included; an exception
-  no route handled leaves as a JSON 500 with them (never a traceback).
+* **Security headers** (``Cache-Control: no-store`` among them) on every response, errors and
+  refusals of this layer included; an exception no route handled leaves as a JSON 500 with them
+  (never a traceback).
 
 The HTTP protocol the server runs (:func:`server_options`, with which ``hoprag serve`` and the tests
 start uvicorn) is uvicorn's h11 one with one change: a request it cannot parse (a malformed header,
@@ -37,8 +38,12 @@ SECURITY_HEADERS: dict[str, str] = {
     "Cross-Origin-Opener-Policy": "same-origin",
     "Cross-Origin-Resource-Policy": "same-origin",
     "Permissions-Policy": "camera=(), microphone=(), geolocation=()",
+    # answers, documents and traces are for the caller's eyes: never kept in the browser's cache (ASVS V8.2.1)
+    "Cache-Control": "no-store",
 }
 _RAW_HEADERS = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in SECURITY_HEADERS.items()]
+#: an API answer opened in a browser tab is a download, never a page (ASVS V14.4.2)
+_ATTACHMENT = (b"content-disposition", b'attachment; filename="api.json"')
 #: addresses that mean "every interface": never a name a request is sent to
 _WILDCARDS = {"0.0.0.0", "::", ""}
 
@@ -85,9 +90,12 @@ class RequestGuard:
             await self.app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or ())
+        api = scope.get("path", "").startswith(("/api/", "/v1/"))
 
         async def refuse(status: int, error: str, fix: str) -> None:
             raw, payload = _json_body(status, error, fix)
+            if api:
+                raw.append(_ATTACHMENT)
             await send({"type": "http.response.start", "status": status, "headers": raw})
             await send({"type": "http.response.body", "body": payload})
 
@@ -108,9 +116,12 @@ class RequestGuard:
 
         async def with_headers(message: dict) -> None:
             if message["type"] == "http.response.start":
-                present = {name.lower() for name, _ in message.get("headers") or ()}
-                message = {**message, "headers": [*(message.get("headers") or ()),
-                                                  *((k, v) for k, v in _RAW_HEADERS if k not in present)]}
+                sent = {name.lower(): value for name, value in message.get("headers") or ()}
+                extra = [(k, v) for k, v in _RAW_HEADERS if k not in sent]
+                if api and sent.get(b"content-type", b"").startswith(b"application/json") \
+                        and _ATTACHMENT[0] not in sent:
+                    extra.append(_ATTACHMENT)
+                message = {**message, "headers": [*(message.get("headers") or ()), *extra]}
             await send(message)
 
         started = False

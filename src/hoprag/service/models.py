@@ -33,7 +33,9 @@ class AskRequest(BaseModel):
     mode: Literal["bm25", "dense", "hybrid"] = Field("bm25", description="retrieval mode (dense/hybrid need a dense index)")
     llm: Literal["default", "offline"] = Field(
         "default", description="default: the model the server was started with (--llm); offline: no model")
-    store: bool = Field(True, description="store the (redacted) trace so feedback can follow; needs a write token")
+    # strict: a write is asked for with true, never with "yes", 1 or "on" (pydantic reads those as true)
+    store: bool = Field(True, strict=True,
+                        description="store the (redacted) trace so feedback can follow; needs a write token")
 
 
 class CitationOut(BaseModel):
