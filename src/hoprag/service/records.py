@@ -56,6 +56,8 @@ class ServiceStore:
         store.create_run(trace_run, kind="serve", exist_ok=True, artifact_id=artifact_id)
         if feedback_run != trace_run:
             store.create_run(feedback_run, kind="feedback", exist_ok=True)
+        for run_id in dict.fromkeys((trace_run, feedback_run)):  # a restart on its runs writes them again
+            store.resume_run(run_id)
 
     # --- traces --------------------------------------------------------------------------------
 
