@@ -263,3 +263,26 @@ def test_the_single_shot_engines_trail_falls_back_to_the_steps_windows(browser, 
     assert page.inner_text("#trail .hop-note") == f"1 search · {kept} passage{'' if kept == 1 else 's'} kept"
     assert page.locator("#trail li.kept").count() == kept and errors == []
     page.close()
+
+
+def test_an_error_far_down_the_answer_is_shown_in_sight(browser, local_server: LiveServer) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 700})
+    page.goto(local_server.url + "/")
+    page.wait_for_selector("#whoami:has-text('internal')")
+    page.fill("#question", QUESTION)
+    page.click("#ask-button")
+    page.wait_for_selector("#answer-text .cite", timeout=20000)
+    page.wait_for_function("() => !document.querySelector('#ask-button').disabled", timeout=20000)
+    page.route("**/api/**", lambda route: route.abort())  # the server gone after the answer
+    page.click("#thumbs-up")
+    page.click("#send-feedback")
+    page.wait_for_selector("#feedback-status:has-text('Not sent')", timeout=10000)
+    # the message is in the window, not at the foot of a page thousands of pixels long
+    box = page.locator("#error").bounding_box()
+    assert page.evaluate("() => document.documentElement.scrollHeight") > 1400
+    assert box is not None and 0 <= box["y"] and box["y"] + box["height"] <= 700, box
+    assert "cannot be reached" in page.inner_text("#error") and page.inner_text("#whoami") == "offline"
+    page.unroute("**/api/**")  # back again: the next call says who the caller is
+    page.locator("#answer-text .cite").first.click()
+    page.wait_for_selector("#whoami:has-text('internal')", timeout=10000)
+    page.close()

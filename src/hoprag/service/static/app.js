@@ -205,7 +205,7 @@ async function sendFeedback() {
     const r = await api("/api/feedback", {method: "POST", headers: headers(true), body: JSON.stringify(body)});
     $("feedback-status").textContent = `Thanks — recorded under run ${r.run_id}` + (r.stages.length ? ` (routed to: ${r.stages.join(", ")})` : "");
     $("send-feedback").disabled = true;  // one feedback per answer: the next answer opens a fresh form
-  } catch (e) { /* shown */ }
+  } catch (e) { $("feedback-status").textContent = "Not sent: " + e.message + "."; }
 }
 
 function setupFeedback() {

@@ -34,7 +34,8 @@ function showError(body) {
 async function api(path, options) {
   let resp;
   try { resp = await fetch(path, options || {headers: headers(false)}); }
-  catch (e) { showError(OFFLINE); throw new Error(OFFLINE.error); }
+  catch (e) { showError(OFFLINE); $("whoami").textContent = "offline"; throw new Error(OFFLINE.error); }
+  if ($("whoami").textContent === "offline" && typeof refreshWho === "function") refreshWho();  // back again
   let body = null;
   try { body = await resp.json(); } catch (e) { body = {error: "HTTP " + resp.status, fix: ""}; }
   if (!resp.ok) { showError(body); throw new Error(body.error); }
