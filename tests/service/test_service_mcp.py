@@ -111,6 +111,10 @@ def test_http_without_a_token_or_from_another_host_gets_nothing(mcp_http) -> Non
         assert r.status_code == 401 and set(r.json()) == {"error", "fix"}, r.text
         assert r.headers["www-authenticate"] == "Bearer" and r.headers["x-content-type-options"] == "nosniff"
     assert "mcp-session-id" not in r.headers
+    # from another site's page: refused whatever the token (the transport asks servers to check Origin)
+    for cross in ({"Origin": "https://evil.example"}, {"Sec-Fetch-Site": "cross-site"}):
+        r = httpx.post(url, json=initialize, headers={**accept, **cross, "Authorization": f"Bearer {TOKENS['public']}"})
+        assert r.status_code == 403 and "another site" in r.json()["error"], r.text
     assert httpx.post(url, json=initialize, headers={**accept, **{"Authorization": f"Bearer {TOKENS['public']}"}}
                       ).status_code == 200
     r = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},

@@ -157,23 +157,34 @@ def mcp_http_app(state: ServiceState, server: MCPServer) -> Any:
 
 
 class _TokenGate:
-    """With ``--tokens``, every request to ``/mcp`` needs a token of the file (401, as every API request),
-    so an anonymous client cannot open a session or list the tools; the tools still check each call."""
+    """Before the SDK sees a request to ``/mcp``: a request a browser sent from another site's page is
+    refused (403; the MCP transport asks servers to check ``Origin``), and with ``--tokens`` every
+    request needs a token of the file (401, as every API request), so an anonymous client cannot open a
+    session or list the tools; the tools still check each call."""
 
     def __init__(self, app: Any, state: ServiceState) -> None:
         self.app = app
         self.state = state
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and self.state.tokens is not None:
-            authorization = dict(scope.get("headers") or ()).get(b"authorization")
+        if scope["type"] == "http":
+            from starlette.requests import Request
+
+            from hoprag.service.access import same_origin
+
             try:
-                caller_of(self.state, None if authorization is None else authorization.decode("latin-1"))
+                if not same_origin(Request(scope)):
+                    raise ServiceError(403, "a request from another site's page is refused",
+                                       "connect from an MCP client, not from a web page")
+                if self.state.tokens is not None:
+                    authorization = dict(scope.get("headers") or ()).get(b"authorization")
+                    caller_of(self.state, None if authorization is None else authorization.decode("latin-1"))
             except ServiceError as exc:
                 payload = json.dumps({"error": exc.error, "fix": exc.fix}).encode("utf-8")
-                await send({"type": "http.response.start", "status": exc.status,
-                            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer"),
-                                        (b"content-length", str(len(payload)).encode())]})
+                headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+                if exc.status == 401:
+                    headers.append((b"www-authenticate", b"Bearer"))
+                await send({"type": "http.response.start", "status": exc.status, "headers": headers})
                 await send({"type": "http.response.body", "body": payload})
                 return
         await self.app(scope, receive, send)
