@@ -90,6 +90,15 @@ def test_a_demonym_names_its_country_when_a_place_is_asked() -> None:
     assert found[0].value == "Austria"
 
 
+def test_a_demonym_whose_country_the_question_names_stays_the_demonym() -> None:
+    # the country is in the question, so it is no bridge: the demonym counts (weakly) as itself
+    strauss = passage("strauss", "Johann Strauss II", "Johann Strauss II was an Austrian composer of light music.", 1, "s2")
+    found = found_values("country where was a citizen", [strauss], anchors={"s2": "Johann Strauss II"},
+                         question="Was the composer of The Blue Danube born in Austria?", titles={"austria"})
+    assert "Austria" not in [f.value for f in found]
+    assert [f.value for f in found if f.value == "Austrian"] == ["Austrian"]
+
+
 def test_sentences_are_not_cut_at_abbreviations_or_initials() -> None:
     text = "He sued John Doe No. 2 in court. The Alfred P. Sloan Foundation paid. It moved to Mt. Fuji. Then he left."
     assert [text[a:b] for a, b in sentences_with_offsets(text)] == [

@@ -170,12 +170,13 @@ def found_values(
                 score = span.fit * _cue(words, stems, span.value, cues) * (1.0 if position == 0 else 0.8)
                 if _DEMONYM.match(span.value):
                     country = _demonym_place(span.value, titles) if kind == "place" else ""
+                    value = span.value  # the demonym itself, unless it names a country the question does not
                     if country and fold(country) not in folded_question:
-                        key, span_value, score = fold(country), country, score * 0.9
+                        key, value, score = fold(country), country, score * 0.9
                     else:
                         score *= 0.3
                     if key not in best or score > best[key][1]:
-                        best[key] = (span_value if country else span.value, score)
+                        best[key] = (value, score)
                     continue
                 if key not in best or score > best[key][1]:
                     best[key] = (span.value, score)
