@@ -15,6 +15,7 @@ import pytest
 import typer.main
 
 from hoprag.cli import app, main
+from tests.cli_run import run_cli
 
 pytestmark = pytest.mark.integration
 
@@ -22,14 +23,6 @@ DATA = Path(__file__).parents[2] / "data"
 TEST_DATA = Path(__file__).parents[1] / "data"
 
 
-def run_cli(argv: list[str], capsys) -> tuple[int, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
 
 
 @pytest.fixture(scope="module")

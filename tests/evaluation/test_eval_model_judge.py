@@ -10,11 +10,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from hoprag.cli import main
 from hoprag.datasets.schema import load_cases
 from hoprag.errors import ConfigError
 from hoprag.evaluation.calibration import build_examples, calibrate, make_grader
 from hoprag.evaluation.model_judge import PROMPT_VERSION, GraderFailure, parse_verdict, prompt_for
+from tests.cli_run import run_hoprag as run_cli
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "llm"))
 from llm_stub import SilentServer, StubReply, StubServer, chat_body, free_port  # noqa: E402
@@ -23,14 +23,6 @@ ROOT = Path(__file__).parents[2]
 ENTERPRISE = ROOT / "data" / "enterprise" / "cases.jsonl"
 
 
-def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture

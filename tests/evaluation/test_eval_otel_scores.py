@@ -26,10 +26,10 @@ from google.protobuf import json_format  # noqa: E402
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (  # noqa: E402
     ExportLogsServiceRequest, ExportLogsServiceResponse)
 
-from hoprag.cli import main  # noqa: E402
 from hoprag.otel_scores import (EVENT, CaseResults, EvaluationResult, logs_requests, otlp_logs_url,  # noqa: E402
                                 to_protobuf, trace_origin)
 from hoprag.records import Trace  # noqa: E402
+from tests.cli_run import run_cli
 
 pytestmark = pytest.mark.integration
 
@@ -74,14 +74,6 @@ class Receiver:
         self.server.server_close()
 
 
-def run_cli(argv: list[str], capsys) -> tuple[int, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
 
 
 @pytest.fixture

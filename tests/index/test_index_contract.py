@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from hoprag.cli import main
 from hoprag.errors import ConfigError, IndexLoadError
 from hoprag.index.contract import Index, IndexStats
 from hoprag.index.entity_graph import EntityGraph
@@ -30,6 +29,7 @@ from hoprag.index.store import IndexConfig, build_index
 from hoprag.ingest.loaders import load_corpora
 from hoprag.pipeline.factory import make_engine
 from hoprag.records import Document
+from tests.cli_run import run_cli
 
 pytestmark = pytest.mark.integration
 
@@ -92,14 +92,6 @@ def index(store: str, request: pytest.FixtureRequest) -> Index:
     return request.getfixturevalue(f"{store}_index")
 
 
-def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 2
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
 
 
 # --- every store ------------------------------------------------------------------------------------

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from hoprag.cli import main
 from hoprag.datasets.importers import import_dataset
 from hoprag.errors import ConfigError, EmptyCorpusError, IndexLoadError
 from hoprag.index import pg_load
@@ -18,6 +17,7 @@ from hoprag.index.pg_build import build_pg_index
 from hoprag.index.pg_schema import display_url, parse_target
 from hoprag.index.store import IndexConfig
 from hoprag.ingest.loaders import load_corpora
+from tests.cli_run import run_hoprag as run_cli
 
 pytestmark = pytest.mark.integration
 
@@ -36,14 +36,6 @@ def database(pg_server: object) -> str:
     return base.replace("/postgres?", f"/{name}?", 1)
 
 
-def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 2
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_urls_parse_into_a_connection_an_index_name_and_a_schema() -> None:
