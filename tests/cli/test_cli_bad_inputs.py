@@ -375,6 +375,7 @@ BAD_INPUTS: list[tuple[list[str], set[int]]] = [
     (["serve", "index", "--mcp", ""], {2}),
     (["serve", "index", "--mcp", "stdio", "--tokens", "policy-bad.yaml"], {2}),
     (["serve", "index", "--allow-host", ""], {2}),
+    (["serve", "index", "--allow-host", "*"], {2}),
     # demo
     (["demo", "--data", "missing-data", "--out", "dm"], {2}),
     (["demo", "--data", "a-file", "--out", "dm"], {2}),

@@ -73,6 +73,21 @@ def test_loopback_names_and_allowed_hosts_are_answered(local: LiveServer, host: 
     assert r.status_code == 200 and r.json()["acl"] == "restricted"
 
 
+@pytest.mark.unit
+@pytest.mark.parametrize(("value", "taken"), [("*", False), ("http://hoprag.example", False), ("a b", False),
+                                              ("hoprag.example/x", False), ("hoprag.example", True),
+                                              ("hoprag.example:8443", True), ("[::1]:8000", True), ("10.0.0.7", True)])
+def test_allow_host_takes_names_not_patterns_or_urls(value: str, taken: bool) -> None:
+    # '*' or a URL matched no Host header and was taken without a word
+    from hoprag.service.state import ServiceConfig
+
+    if taken:
+        assert ServiceConfig(index_dir="i", allow_hosts=(value,)).allow_hosts == (value,)
+    else:
+        with pytest.raises(ConfigError, match="is not a host name.*Fix: "):
+            ServiceConfig(index_dir="i", allow_hosts=(value,))
+
+
 # --- no state change on GET; writes need a token or this server's page ---------------------------
 
 

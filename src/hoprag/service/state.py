@@ -7,14 +7,15 @@ error every route raises (an HTTP status, what was wrong, the fix).
 
 from __future__ import annotations
 
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from hoprag.errors import HopragError
+from hoprag.errors import ConfigError, HopragError
 from hoprag.pipeline.spec import EngineSpec
 from hoprag.service.tokens import TokenTable
 
@@ -34,6 +35,19 @@ class ServiceConfig(BaseModel):
     host: Optional[str] = Field(None, description="the address the server is bound to: a Host name it answers to")
     allow_hosts: tuple[str, ...] = Field((), description="Host names the server answers to besides the loopback "
                                          "names (hoprag.service.guard)")
+
+    @field_validator("allow_hosts")
+    @classmethod
+    def _host_names(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        # a Host header holds a name and maybe a port: '*' or a URL would match no request, silently
+        # (a ConfigError passes through pydantic as itself: the message and its fix as written)
+        for name in names:
+            if not re.fullmatch(r"([A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*",
+                                name.strip()):
+                raise ConfigError(f"--allow-host {name[:100]!r} is not a host name (a name or an address, "
+                                  "a port allowed; no scheme, path or wildcard). Fix: give the name a browser "
+                                  "or proxy uses to reach the server, e.g. --allow-host hoprag.internal.example")
+        return names
     acl_levels: Optional[str] = Field(None, description="clearance levels, lowest first "
                                       "(default $HOPRAG_ACL_LEVELS, else public,internal,confidential,restricted)")
     unlabelled: Optional[str] = Field(None, description="level of documents without an acl class")
