@@ -111,6 +111,11 @@ def test_http_without_a_token_or_from_another_host_gets_nothing(mcp_http) -> Non
         assert r.status_code == 401 and set(r.json()) == {"error", "fix"}, r.text
         assert r.headers["www-authenticate"] == "Bearer" and r.headers["x-content-type-options"] == "nosniff"
     assert "mcp-session-id" not in r.headers
+    # the SDK's transport refusals in the service's JSON too (a wrong Content-Type was plain text)
+    r = httpx.post(url, content=json.dumps(initialize), headers={**accept, "Content-Type": "text/plain",
+                                                                 "Authorization": f"Bearer {TOKENS['public']}"})
+    assert r.status_code >= 400 and set(r.json()) == {"error", "fix"} and "Content-Type" in r.json()["fix"], r.text
+    assert r.headers["x-content-type-options"] == "nosniff"
     # from another site's page: refused whatever the token (the transport asks servers to check Origin)
     for cross in ({"Origin": "https://evil.example"}, {"Sec-Fetch-Site": "cross-site"}):
         r = httpx.post(url, json=initialize, headers={**accept, **cross, "Authorization": f"Bearer {TOKENS['public']}"})

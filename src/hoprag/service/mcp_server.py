@@ -187,4 +187,35 @@ class _TokenGate:
                 await send({"type": "http.response.start", "status": exc.status, "headers": headers})
                 await send({"type": "http.response.body", "body": payload})
                 return
-        await self.app(scope, receive, send)
+        await self.app(scope, receive, _json_refusals(send))
+
+
+# what the SDK's transport refuses in plain text (a wrong Content-Type or Accept) and how to send it right
+_TRANSPORT_FIX = ("POST JSON-RPC messages with Content-Type: application/json and Accept: application/json, "
+                  "text/event-stream, as an MCP client does")
+
+
+def _json_refusals(send: Any) -> Any:
+    """``send`` with the SDK's plain-text refusals turned into the service's JSON ``{error, fix}``."""
+    held: dict[str, Any] = {}
+
+    async def sending(message: dict) -> None:
+        if message["type"] == "http.response.start" and message["status"] >= 400:
+            kind = dict(message.get("headers") or ()).get(b"content-type", b"")
+            if not kind.startswith((b"application/json", b"text/event-stream")):
+                held["start"], held["body"] = message, b""
+                return
+        if "start" not in held:
+            await send(message)
+            return
+        held["body"] += message.get("body", b"")
+        if message.get("more_body"):
+            return
+        text = held["body"].decode("utf-8", "replace").strip()[:200] or f"HTTP {held['start']['status']}"
+        payload = json.dumps({"error": text, "fix": _TRANSPORT_FIX}).encode("utf-8")
+        rest = [(k, v) for k, v in held["start"].get("headers") or () if k not in (b"content-type", b"content-length")]
+        await send({**held["start"], "headers": [*rest, (b"content-type", b"application/json"),
+                                                 (b"content-length", str(len(payload)).encode())]})
+        await send({"type": "http.response.body", "body": payload})
+
+    return sending
