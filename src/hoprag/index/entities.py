@@ -118,8 +118,11 @@ _ARTICLES = ("the ", "a ", "an ")
 _MAX_TITLE_WORDS = 6
 
 
+@lru_cache(maxsize=1 << 16)
 def title_key(title: str) -> str:
-    """A document title as a link target: folded, without a trailing "(disambiguation)" or article."""
+    """A document title as a link target: folded, without a trailing "(disambiguation)" or article.
+
+    Cached: the engine keys the same titles and mentions again at every hop of every question."""
     key = fold(_PARENTHETICAL.sub("", title) if "(" in title else title).strip(" .,;:'\"")
     if key.startswith(_ARTICLES):
         for article in _ARTICLES:

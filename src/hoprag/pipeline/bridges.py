@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
+from functools import lru_cache
 
 # the surface shapes of a mention are shared with the index-time entity graph (one floor down)
 from hoprag.index.entities import mention_kind, surface_spans, title_key, trim_mention
@@ -52,6 +53,25 @@ def _drop_known_tail(value: str, question_tokens: set[str]) -> str:
     return value
 
 
+# The same passages are read for bridges at every hop of every question: what depends on the text
+# alone (its mentions, and each mention's tokens, title key and kind) is worked out once per text.
+@lru_cache(maxsize=4096)
+def _mentions(text: str) -> tuple[tuple[str, str, int], ...]:
+    """``(trimmed span, kind, offset)`` of every mention in ``text`` (:func:`surface_spans`)."""
+    return tuple((trim_mention(raw), kind, offset) for raw, kind, offset in surface_spans(text))
+
+
+@lru_cache(maxsize=1 << 15)
+def _value_facts(value: str, kind: str) -> tuple[list[str], str, str, str | None, list[str]]:
+    """A mention's tokens, folded form, title key, kind (None: names nothing) and content tokens.
+    The lists are shared by every caller: read them, never change them."""
+    value_tokens = tokens(value)
+    if not value_tokens:
+        return value_tokens, "", "", None, []
+    return (value_tokens, fold(value), title_key(value), mention_kind(value, kind, value_tokens),
+            [t for t in value_tokens if t not in STOPWORDS])
+
+
 def extract_bridges(
     text: str,
     *,
@@ -72,19 +92,16 @@ def extract_bridges(
     excluded = {title_key(e) for e in exclude if e} | ({title_key(own_title)} if own_title else set())
     best: dict[str, BridgeCandidate] = {}
     length = max(len(text), 1)
-    for raw, kind, offset in surface_spans(text):
-        value = _drop_known_tail(trim_mention(raw), question_tokens)
-        value_tokens = tokens(value)
+    for raw, kind, offset in _mentions(text):
+        value = _drop_known_tail(raw, question_tokens)
+        value_tokens, key, value_key, shaped, content = _value_facts(value, kind)
         if not value_tokens:
             continue
-        key = fold(value)
-        if title_key(value) in excluded:
+        if value_key in excluded:
             continue
-        shaped = mention_kind(value, kind, value_tokens)
         if shaped is None:
             continue
         kind = shaped
-        content = [t for t in value_tokens if t not in STOPWORDS]
         novelty = sum(1 for t in content if t not in question_tokens) / len(content)
         if novelty == 0.0:
             continue
@@ -92,7 +109,7 @@ def extract_bridges(
             novelty *= 0.5  # a name variant of the passage's own subject, or a part of its title
         position = 1.0 - 0.5 * (offset / length)
         score = SHAPE_PRIOR[kind] * novelty * position * (1.0 + 0.1 * min(len(content) - 1, 3))
-        if known_titles and title_key(value) in known_titles:
+        if known_titles and value_key in known_titles:
             score *= TITLE_BOOST
         previous = best.get(key)
         if previous is None or score > previous.score:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import lru_cache
 
 from hoprag.index.entities import title_key
 from hoprag.pipeline.text import tokens
@@ -99,7 +100,9 @@ def title_linker(held: Mapping[str, Evidence], named: Callable[[str], bool]) -> 
     return linked
 
 
+@lru_cache(maxsize=4096)
 def _words(text: str) -> str:
     """Folded word tokens of ``text``, space-separated and space-padded, for whole-word containment;
-    hyphens split words, so a title inside a compound still counts ("Bergman-directed")."""
+    hyphens split words, so a title inside a compound still counts ("Bergman-directed"). Cached: a
+    passage is held, and linked, again at every hop of every question."""
     return " " + " ".join(tokens(text)).replace("-", " ") + " "
