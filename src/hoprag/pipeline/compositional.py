@@ -311,7 +311,7 @@ def _extracted(asked: str, ranked: Sequence[Evidence], question: str) -> list[tu
     folded_question = fold(question)
     out: list[tuple[str, str]] = []
     for source in ([ranked, ranked[:1]] if len(ranked) > 1 else [ranked]):
-        found = extract_answer(asked, source)
+        found = extract_answer(asked, source, lookup=True)
         value = found.text.strip()
         key = fold(value)
         if found.abstained or not key or _no_span(found, value) or key in folded_question:

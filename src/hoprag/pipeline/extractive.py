@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from hoprag.pipeline.answer_types import question_kind, typed_spans
 from hoprag.pipeline.bridges import extract_bridges, title_key
 from hoprag.pipeline.comparisons import answer_comparison, options_in
+from hoprag.pipeline.descriptions import describe
 from hoprag.pipeline.kinship import kin_answer
 from hoprag.pipeline.role_facts import role_answer
 from hoprag.pipeline.yes_no import answer_both, answer_same_country, answer_same_value
@@ -30,8 +31,11 @@ from hoprag.records import Answer, Citation, Claim, Evidence
 
 CHAIN_ITEMS = 2  # leading evidence items cited as the chain behind an answer
 CHAIN_LEAD = 2  # leading items among which the chain's last passage is looked for (see _chain_end)
-CHAIN_END_WEIGHT = 2.0  # added to the sentences of the chain's last passage
+CHAIN_END_WEIGHT = 6.0  # added to the sentences of the chain's last passage: its facts come first
+LOOKUP_CHAIN_END_WEIGHT = 2.0  # the same for a plan's lookup (its bridges, hence retrieval, tuned with it)
 NAMED_WEIGHT = 0.5  # taken from the sentences of a passage the question names, when a chain end is found
+LAST_LOOKUP_WEIGHT = 2.0  # added per word a sentence shares with the last lookup of a plan (see _last_lookup_terms)
+LAST_LOOKUP_KINDS = ("date", "number")
 FIT_WEIGHT = 1.0  # how much a candidate's fit to the asked kind (0-1, :mod:`hoprag.pipeline.answer_types`) adds
 _YES_NO = re.compile(
     r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall)\b", re.I
@@ -115,20 +119,27 @@ def _cite(item: Evidence) -> Citation:
     return Citation(chunk_id=item.chunk_id, doc_id=item.doc_id, hop=item.hop)
 
 
-def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: float = 0.0) -> Answer:
-    """An extractive answer from ``evidence`` (best first) with claims citing their sources."""
+def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: float = 0.0,
+                   lookup: bool = False) -> Answer:
+    """An extractive answer from ``evidence`` (best first) with claims citing their sources.
+
+    ``lookup``: the question is a plan's lookup, whose answer is a bridge to search on; it is read
+    as before the final answer's rules (the last lookup's words, the chain end's weight), so
+    retrieval does not move when those rules are tuned."""
     if not evidence:
         return Answer(text="", abstained=True, confidence=0.0)
     q_terms = set(content_tokens(question))
     chain_end = _chain_end(question, evidence)
+    end_weight = LOOKUP_CHAIN_END_WEIGHT if lookup else CHAIN_END_WEIGHT
+    last_hop, last_terms = (0, set()) if lookup or question_kind(question) not in LAST_LOOKUP_KINDS else _last_lookup_terms(question, evidence)
     # a passage the question names is where its chain starts, rarely where its answer is
     named = _named_items(question, evidence) if chain_end else set()
     scored: list[tuple[float, int, Evidence, str]] = []
     for order, (item, sentence) in enumerate(_sentences(evidence)):
         s_terms = set(content_tokens(sentence)) | set(content_tokens(item.title))
-        overlap = len(q_terms & s_terms)
+        overlap = len(q_terms & s_terms) + (LAST_LOOKUP_WEIGHT * len(last_terms & s_terms) if item.hop == last_hop else 0.0)
         # a chain's answer is a fact of its last passage, the one the question does not name
-        scored.append((overlap + 0.5 / (1 + order) + (CHAIN_END_WEIGHT if item.chunk_id in chain_end else 0.0)
+        scored.append((overlap + 0.5 / (1 + order) + (end_weight if item.chunk_id in chain_end else 0.0)
                        - (NAMED_WEIGHT if item.chunk_id in named else 0.0), order, item, sentence))
     scored.sort(key=lambda row: (-row[0], row[1]))
     if not scored:  # evidence without a sentence (empty text) states nothing to answer from
@@ -150,6 +161,8 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
             source = (passage, sentence)
         else:
             text, source = _choose_option(options, scored)
+    elif not lookup and (described := describe(question, scored)) is not None:
+        text, source = described[0], (described[1], described[2])  # "what kind of activist?": "political"
     elif (fact := role_answer(question, evidence) or kin_answer(question, evidence)) is not None:
         # a fact asked by its role, read from the chain's subject ("X's father": the father's page)
         text, source = _year_if_asked(question, fact.value), (fact.passage, sentence_at(fact.passage.text, fact.offset))
@@ -185,6 +198,21 @@ def _chain_end(question: str, evidence: Sequence[Evidence]) -> set[str]:
     if not named or len(named) == len(lead):
         return set()
     return {e.chunk_id for e in lead if e.chunk_id not in named}
+
+
+def _last_lookup_terms(question: str, evidence: Sequence[Evidence]) -> tuple[int, set[str]]:
+    """The content words of the last lookup of a plan ("When did become a member of CARICOM" of
+    "When did the country where Clonbrook is located become a member of CARICOM?"): the relation the
+    answer's sentence states, apart from the words that led to the bridge. Empty when the evidence
+    came from the question alone (no lookup of its own). Returned with the lookup's hop, whose
+    passages alone it weighs: the words led there."""
+    asked = fold(question).strip()
+    lookups = [e for e in evidence if e.sub_query and fold(e.sub_query).strip() != asked]
+    if not lookups:
+        return 0, set()
+    last = max(e.hop for e in lookups)
+    sub_query = next(e.sub_query for e in lookups if e.hop == last)
+    return last, set(content_tokens(sub_query)) & set(content_tokens(question))
 
 
 def _named_items(question: str, evidence: Sequence[Evidence]) -> set[str]:
