@@ -66,3 +66,22 @@ def test_the_title_keys_an_update_carries_over_are_those_of_the_kept_documents(t
     assert db.title_keys(np.array([False, True, True])) == {orion, tern}
     assert db.title_keys(np.array([False, False, True])) == {tern}
     assert db.title_keys(np.array([True, True, False])) == {orion}
+
+
+@pytest.mark.parametrize("kept", ["1" * 80, "1" * 40 + "0" + "1" * 39, "10" * 40, "0" * 80, "0" * 79 + "1"])
+def test_the_corpus_hash_of_the_kept_rows_is_the_hash_a_build_of_them_computes(tmp_path, kept) -> None:
+    """The update hashes the kept records as SQLite concatenates them in runs (or row by row when
+    they are scattered, as the third and last cases are): the value equals :func:`corpus_hash` over the kept documents, then the new."""
+    from hoprag.index.corpus_db import DB_FILE, canonical_record
+    from hoprag.index.manifest import corpus_hash
+    from hoprag.index.store import build_index
+    from hoprag.index.update import _corpus_hash
+    from hoprag.records import Document
+
+    docs = [Document(id=f"d{i}", text=f"Kestrel Dynamics report {i}: the pilot ran {i} days.", title=f"Report {i}")
+            for i in range(80)]
+    new = Document(id="n", text="Tern Basic is a plan, café included.", title="Tern Basic")
+    build_index(docs, tmp_path / "ix")
+    keep = np.array([c == "1" for c in kept])
+    expected = corpus_hash([d for d, k in zip(docs, keep) if k] + [new])
+    assert _corpus_hash(tmp_path / "ix" / DB_FILE, keep, [canonical_record(new)]) == expected

@@ -22,7 +22,7 @@ import numpy as np
 from hoprag.errors import IndexLoadError
 from hoprag.index.npy_map import all_finite, load_npy
 
-__all__ = ["BM25Arrays"]
+__all__ = ["BM25Arrays", "sorted_unique"]
 
 DATA, INDICES, INDPTR = "data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy"
 VOCAB, PARAMS, NONOCCURRENCE = "vocab.index.json", "params.index.json", "nonoccurrence_array.index.npy"
@@ -157,7 +157,7 @@ class BM25Arrays:
             for rows, values in columns:
                 scratch[touched[at:at + rows.size]] += values
                 at += rows.size
-            positions = _sorted_unique(touched[scratch[touched] >= cut])
+            positions = sorted_unique(touched[scratch[touched] >= cut])
             partial = scratch[positions].astype(np.float64)
         finally:
             scratch[touched[:at]] = 0.0  # zeros back, even when a later column was damaged
@@ -194,7 +194,7 @@ class BM25Arrays:
             if rows.size > k:
                 rows = rows[np.argpartition(values, rows.size - k)[rows.size - k:]]
             seeds.append(rows)
-        positions = _sorted_unique(np.concatenate(seeds))
+        positions = sorted_unique(np.concatenate(seeds))
         allowed = allowed_at(positions)
         if allowed is not None:
             positions = positions[allowed]
@@ -268,8 +268,9 @@ class BM25Arrays:
         return arrays
 
 
-def _sorted_unique(positions: np.ndarray) -> np.ndarray:
-    """``np.unique`` for positions, by one sort (numpy's hashing unique is several times slower here).
+def sorted_unique(positions: np.ndarray) -> np.ndarray:
+    """``np.unique`` for positions, by one sort (numpy's hashing unique is several times slower here, and
+    its first call imports ``numpy.ma``, a tenth of a second of an update's start).
     The stable sort (timsort) merges the ascending runs that concatenated columns are: 1.7x faster
     than the default introsort on them."""
     ordered = np.sort(positions, kind="stable")

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from hoprag.errors import EmptyCorpusError
-from hoprag.index.bm25_arrays import BM25Arrays
+from hoprag.index.bm25_arrays import BM25Arrays, sorted_unique
 from hoprag.index.bm25_build import BM25Builder, assemble, narrow_tf, score_entries
 from hoprag.index.tokenize import Tokenizer
 
@@ -157,7 +157,7 @@ def updated_matrix(
     old_first = indices[indptr[old_terms]].astype(np.int64)  # every old term's column has an entry
     moved = ~keep[old_first] | (new_row[old_first] != first_row[has_kept])
     order_key[np.flatnonzero(has_kept)[~moved]] = old_terms[~moved]  # old ids: the old build's order there
-    retokenise = np.unique(first_row[has_kept][moved])
+    retokenise = sorted_unique(first_row[has_kept][moved])
     if retokenise.size:
         old_position = np.flatnonzero(keep)[retokenise]
         positions = _first_positions(texts_at(old_position.tolist()), tokenizer, stems)

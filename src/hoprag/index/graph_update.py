@@ -42,6 +42,7 @@ from hoprag.errors import IndexLoadError
 from hoprag.index.analysis import ANALYSIS_DIR, COMMON, MENTION_ENDS, MENTION_STREAM, save_common
 from hoprag.index.entities import title_heads, titles_inside
 from hoprag.index.entity_graph import CHUNK_CHUNK, CHUNK_ENTITY, CHUNK_IDS, ENTITIES, ENTITY_CHUNK, GRAPH_DIR, GraphInfo
+from hoprag.index.bm25_arrays import sorted_unique
 from hoprag.index.graph_arrays import GRAPH_FORMAT, CsrArrays
 from hoprag.index import graph_worker
 from hoprag.index.graph_build import GraphBuilder, chunk_links, csr_indptr, first_seen, transpose_ones
@@ -267,7 +268,7 @@ class _Delta:
             named = t.named
         else:
             words = t.mention_words
-            named = [m for m in np.unique(mentions).tolist() if len(words[m]) > 1]
+            named = [m for m in sorted_unique(mentions).tolist() if len(words[m]) > 1]
         counts, flat = self._inside(named, titles)
         parts = [direct]
         if flat.size:
