@@ -67,3 +67,14 @@ def test_min_evidence_keeps_hopping(hotpot_index):
     patient = make_engine("multihop", hotpot_index, min_evidence=50, max_hops=2).answer(question)
     assert patient.stop_reason != "sufficient"
     assert len(patient.steps) >= len(eager.steps)
+
+
+def test_near_duplicate_at_the_size_bound_is_still_dropped():
+    # 12 words hold 10 word 3-grams; their first 11 words hold 9 of them: Jaccard 9/10, exactly the
+    # threshold, where the sizes' ratio (the bound that skips a pair) is 9/10 too. 10 words: 8/10.
+    words = "Rush were a Canadian rock band formed in Toronto in the year".split()
+    assert len(words) == 12
+    buffer = EvidenceBuffer(near_threshold=0.9)
+    kept, dropped = buffer.add([ev("a#0", " ".join(words)), ev("b#0", " ".join(words[:11])), ev("c#0", " ".join(words[:10]))])
+    assert [e.chunk_id for e in kept] == ["a#0", "c#0"]
+    assert dropped == ["b#0"]

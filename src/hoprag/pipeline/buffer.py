@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 
 from hoprag.pipeline.text import tokens
 from hoprag.records import Evidence
@@ -25,6 +26,14 @@ def _word_shingles(words: list[str], n: int = 3) -> frozenset[tuple[str, ...]]:
     if len(words) < n:
         return frozenset({tuple(words)}) if words else frozenset()
     return frozenset(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
+
+
+@lru_cache(maxsize=4096)
+def _text_signature(text: str) -> tuple[str, frozenset]:
+    """A text's digest and word 3-grams. Cached: the same passages are offered to the buffer at
+    every hop of every question."""
+    words = tokens(text)
+    return hashlib.sha1(" ".join(words).encode()).hexdigest(), _word_shingles(words)
 
 
 def jaccard(a: frozenset, b: frozenset) -> float:
@@ -56,8 +65,7 @@ class EvidenceBuffer:
 
     @staticmethod
     def _signature(item: Evidence) -> tuple[str, frozenset]:
-        words = tokens(item.text)
-        return hashlib.sha1(" ".join(words).encode()).hexdigest(), _word_shingles(words)
+        return _text_signature(item.text)
 
     def duplicate_of(self, item: Evidence, signature: tuple[str, frozenset] | None = None) -> str | None:
         """The held chunk id that ``item`` duplicates, or None."""
@@ -66,7 +74,14 @@ class EvidenceBuffer:
             if held == digest:
                 return chunk_id
         if self.near_threshold < 1.0:
+            size = len(grams)
             for chunk_id, held_grams in self._shingles.items():
+                # the Jaccard similarity of two sets is at most the smaller's size over the larger's:
+                # a pair whose sizes are already too far apart is skipped without intersecting them (rounded
+                # division is monotone, so the bound as computed is never below the similarity as computed)
+                held_size = len(held_grams)
+                if size and held_size and min(size, held_size) / max(size, held_size) < self.near_threshold:
+                    continue
                 if jaccard(grams, held_grams) >= self.near_threshold:
                     return chunk_id
         return None

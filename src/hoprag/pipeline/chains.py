@@ -118,16 +118,24 @@ class TermWeights:
         return self._idf.get(term, self._default)
 
 
-def question_coverage(question_terms: set[str], chunk_ids: Sequence[str], weights: TermWeights) -> float:
+def question_coverage(question_terms: set[str], chunk_ids: Sequence[str], weights: TermWeights,
+                      *, total: float | None = None) -> float:
     """IDF-weighted share of the question's terms that the given chunks contain together.
 
     The sums run over sets, whose order changes with the process's string hashing: ``math.fsum``
-    (exactly rounded) makes the result, and so every tie in chain ordering, the same in every process."""
-    total = math.fsum(weights.idf(t) for t in question_terms)
+    (exactly rounded) makes the result, and so every tie in chain ordering, the same in every process.
+    ``total``: the question's own sum (:func:`question_weight`), when the caller scores many sets of chunks."""
+    if total is None:
+        total = question_weight(question_terms, weights)
     if not total or not chunk_ids:
         return 0.0
     held = frozenset().union(*(weights.terms(c) for c in chunk_ids))
     return math.fsum(weights.idf(t) for t in question_terms & held) / total
+
+
+def question_weight(question_terms: set[str], weights: TermWeights) -> float:
+    """The IDF sum of the question's terms: :func:`question_coverage`'s denominator."""
+    return math.fsum(weights.idf(t) for t in question_terms)
 
 
 def order_by_chains(
@@ -146,8 +154,14 @@ def order_by_chains(
 
     ``linked(a, b)``: whether one of the two passages names the other's title where the question
     does not (see :func:`hoprag.pipeline.title_links.title_linker`)."""
+    total = question_weight(question_terms, weights)
+    covered: dict[tuple[str, ...], float] = {}  # pairs and paths are scored again as chains grow
+
     def coverage(*chunk_ids: str) -> float:
-        return question_coverage(question_terms, chunk_ids, weights)
+        found = covered.get(chunk_ids)
+        if found is None:
+            found = covered[chunk_ids] = question_coverage(question_terms, chunk_ids, weights, total=total)
+        return found
 
     top1 = max((h.score for h in first_hop), default=0.0) or 1.0
     s1 = {h.chunk_id: h.score / top1 for h in first_hop}
