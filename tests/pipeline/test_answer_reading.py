@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from hoprag.pipeline.amounts import answer_amounts, parse_amounts
 from hoprag.pipeline.descriptions import asked_description
 from hoprag.pipeline.extractive import extract_answer
 from hoprag.records import Evidence, Hit
@@ -78,3 +79,47 @@ def test_what_kind_of_without_a_describing_word_falls_back():
     # "an activist": a determiner is no kind, so the usual span reader answers
     plain = ev("x", "Jane Roe", "Jane Roe is an activist born in Dublin.")
     assert extract_answer("What kind of activist is Jane Roe?", [plain]).text != "an"
+
+
+# Sizes and counts compared ("higher", "more members", "a longer life"): read from each option's passages.
+BROAD = ev("broad", "Broad Peak", "Broad Peak is the 12th highest mountain in the world at 8051 m above sea level.")
+NANDA = ev("nanda", "Nanda Devi", "Nanda Devi is the second highest mountain in India.")
+NANDA_PARK = ev("park", "Nanda Devi National Park",
+                "The Nanda Devi National Park is situated around the peak of Nanda Devi (7816 m) in Uttarakhand.", 2)
+
+
+def test_the_higher_mountain_is_read_from_each_options_passages():
+    # Nanda Devi's own page states no height: the park titled with its name does
+    question = "Which mountain is higher, Nanda Devi or Broad Peak?"
+    answer = extract_answer(question, [NANDA, BROAD, NANDA_PARK])
+    assert answer.text == "Broad Peak" and answer.claims[0].citations[0].chunk_id == "broad"
+    lower = extract_answer("Which mountain is lower, Nanda Devi or Broad Peak?", [NANDA, BROAD, NANDA_PARK])
+    assert lower.text == "Nanda Devi" and lower.claims[0].citations[0].chunk_id == "park"
+
+
+def test_feet_are_compared_as_metres():
+    tall = ev("a", "Mount A", "Mount A rises to 9,000 ft.")  # 2,743 m
+    short = ev("b", "Mount B", "Mount B rises to 2,800 m.")
+    assert extract_answer("Which mountain is taller, Mount A or Mount B?", [tall, short]).text == "Mount B"
+
+
+def test_more_members_reads_counts_and_group_words():
+    trio = ev("t", "The Trio Band", "The Trio Band is a Christian rap and rock trio formed in 1987.")
+    five = ev("f", "Five Piece", "Five Piece is an indie band with five current members.")
+    answer = extract_answer("Which music group has the most members, The Trio Band or Five Piece?", [trio, five])
+    assert answer.text == "Five Piece"
+
+
+def test_a_longer_life_is_the_years_between_birth_and_death():
+    albee = ev("albee", "Edward Albee", "Edward Albee (March 12, 1928 – September 16, 2016) was an American playwright.")
+    barrie = ev("barrie", "J. M. Barrie", "Sir James Barrie (9 May 1860 19 June 1937) was a Scottish novelist and playwright.")
+    answer = extract_answer("Which playwright lived a longer life, Edward Albee or J. M. Barrie?", [barrie, albee])
+    assert answer.text == "Edward Albee" and answer.claims[0].citations[0].chunk_id == "albee"
+
+
+def test_an_amount_missing_for_one_option_falls_back():
+    # no height for Nanda Devi anywhere: the amount reader abstains and the option reader answers
+    question = "Which mountain is higher, Nanda Devi or Broad Peak?"
+    assert parse_amounts(question) is not None and parse_amounts("Which film came out first, A or B?") is None
+    assert answer_amounts(question, [NANDA, BROAD]) is None
+    assert extract_answer(question, [NANDA, BROAD]).text in {"Nanda Devi", "Broad Peak"}

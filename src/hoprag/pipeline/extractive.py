@@ -8,7 +8,12 @@ name, filtered by the answer type the question's wh-word asks for. A fact asked 
 or death date or place, a nationality, a parent, a spouse, a grandparent) is read from the passage
 of the entity asked about (:mod:`hoprag.pipeline.role_facts`, :mod:`hoprag.pipeline.kinship`);
 yes/no questions compare the two named entities (:mod:`hoprag.pipeline.yes_no`) and two-option
-questions ("A or B?") their dates (:mod:`hoprag.pipeline.comparisons`), answering with an option.
+questions ("A or B?") their dates (:mod:`hoprag.pipeline.comparisons`) or their sizes and counts
+(:mod:`hoprag.pipeline.amounts`), answering with an option; "what kind of activist?" is answered by
+the word before the noun (:mod:`hoprag.pipeline.descriptions`). The chain's last passage weighs most,
+and a date or number asked is read from the sentence that shares the words of the plan's last
+lookup (its relation, not the words that led to the bridge); a plan's own lookups (``lookup=True``)
+read as before those rules, so the bridges they find do not move with them.
 The answer is a span of the sentence its first claim cites (a yes/no or an option word aside). Every
 claim cites the evidence chunk (and hop) its sentence came from; the answer abstains when no
 evidence is held.
@@ -19,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from hoprag.pipeline.amounts import answer_amounts
 from hoprag.pipeline.answer_types import question_kind, typed_spans
 from hoprag.pipeline.bridges import extract_bridges, title_key
 from hoprag.pipeline.comparisons import answer_comparison, options_in
@@ -154,7 +160,8 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
         else:
             text, source = _yes_no(question, scored)
     elif options:
-        compared = answer_comparison(question, evidence)
+        # dates compared ("born first"), else sizes and counts ("higher", "more members"); never in a lookup
+        compared = answer_comparison(question, evidence) or (None if lookup else answer_amounts(question, evidence))
         if compared is not None:
             text, passage = compared
             sentence = next((sent for _, _, item, sent in scored if item.chunk_id == passage.chunk_id), passage.text)
