@@ -140,6 +140,9 @@ class CorpusWriter:
             pass
 
 
+ROW_CACHE = 8192  # chunk and document rows a CorpusDB keeps once read (a passage is about a kilobyte)
+
+
 class CorpusDB:
     """Read access to ``corpus.sqlite`` and its columns; safe to share between threads (one
     connection per thread) and to pickle (reopened on first use)."""
@@ -151,6 +154,7 @@ class CorpusDB:
         self.acl_names: tuple[str, ...] = tuple(acl_classes)
         self.fix = fix
         self._local = threading.local()
+        self._cached: dict[tuple[str, int], Any] = {}
         self.chunk_doc = self._column(CHUNK_DOC, np.int32, chunks)
         self.chunk_acl = self._column(CHUNK_ACL, np.int16, chunks)
         self.doc_acl = self._column(DOC_ACL, np.int16, documents)
@@ -169,11 +173,22 @@ class CorpusDB:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state.pop("_local")
+        state["_cached"] = {}
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._local = threading.local()
+
+    def _remembered(self, kind: str, pos: int, read: Callable[[int], Any]) -> Any:
+        """A row read once per object: the engine reads the same passages at every hop of every question;
+        the file is opened immutable (an update writes a new one, opened by a new index object)."""
+        found = self._cached.get((kind, pos))
+        if found is None:
+            if len(self._cached) >= ROW_CACHE:
+                self._cached.clear()
+            found = self._cached[(kind, pos)] = read(pos)
+        return found
 
     def _column(self, name: str, dtype: type, count: int) -> np.ndarray:
         path = self.directory / name
@@ -288,6 +303,9 @@ class CorpusDB:
         return str(row[0])
 
     def chunk_at(self, pos: int) -> Chunk:
+        return self._remembered("chunk", pos, self._chunk_at)
+
+    def _chunk_at(self, pos: int) -> Chunk:
         row = self._one("SELECT c.id, d.id, c.text, c.start, c.end, c.idx FROM chunks c JOIN documents d "
                         "ON d.pos = c.doc_pos WHERE c.pos = ?", (int(pos),))
         if not row:
@@ -325,6 +343,9 @@ class CorpusDB:
         return self._parse(row[0]) if row else None
 
     def document_at(self, pos: int) -> Document:
+        return self._remembered("document", pos, self._document_at)
+
+    def _document_at(self, pos: int) -> Document:
         row = self._one("SELECT record FROM documents WHERE pos = ?", (int(pos),))
         if not row:
             raise IndexError(pos)
