@@ -98,7 +98,8 @@ def search_cmd(
     """Ranked hits for a query (with --clearance: only documents the caller may see, still k of them)."""
     as_json = wants_json(output_format, printed_json)
     from hoprag.commands import index_as_of
-    from hoprag.pipeline.spec import FUSIONS, MODES
+    from hoprag.index.hybrid import FUSIONS  # where they are defined: the pipeline's spec (its LLM settings
+    from hoprag.index.store import MODES     # and engine) is no part of a search
     from hoprag.render import hits_table
 
     query = check_question(query, "query")

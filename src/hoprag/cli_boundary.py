@@ -84,13 +84,12 @@ def _usage_error_types() -> tuple[type[BaseException], ...]:
 def _exit_types() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
     exits: list[type[BaseException]] = [typer.Exit]
     aborts: list[type[BaseException]] = [typer.Abort]
-    try:
-        import click
-
+    # only code that imported a plain click can raise its exceptions: asked when one is raised, so a
+    # command that never loads click does not pay for its import at start
+    click = sys.modules.get("click")
+    if click is not None:
         exits.append(click.exceptions.Exit)
         aborts.append(click.exceptions.Abort)
-    except ImportError:
-        pass
     return tuple(exits), tuple(aborts)
 
 
@@ -186,7 +185,6 @@ def run_app(app: typer.Typer, argv: list[str] | None = None) -> None:
     from hoprag.commands import old_spelling
 
     args = old_spelling(args)
-    exits, aborts = _exit_types()
     try:
         code = app(args=args, standalone_mode=False, prog_name="hoprag")
     except HopragError as exc:
@@ -196,9 +194,9 @@ def run_app(app: typer.Typer, argv: list[str] | None = None) -> None:
         if full:
             _fail(full, 2)
         _fail(_with_fix(str(exc), _command_name(args, app)), int(getattr(exc, "exit_code", 2)))
-    except exits as exc:
+    except _exit_types()[0] as exc:
         raise SystemExit(getattr(exc, "exit_code", 0)) from None
-    except aborts:
+    except _exit_types()[1]:
         _fail("aborted", 1)
     except KeyboardInterrupt:
         _fail(interrupted_message(_command_name(args, app)), 130)

@@ -1,5 +1,6 @@
-"""Commands import only what they use: trec-eval never loads the run store's SQLAlchemy, and a
-search of a local index loads no database driver, HTTP client or YAML parser.
+"""Commands import only what they use: trec-eval never loads the run store's SQLAlchemy, a search of
+a local index loads no database driver, HTTP client or YAML parser (nor the pipeline's spec and LLM
+settings), and an index update loads neither bm25s nor numpy's masked arrays nor a plain click.
 
 Each command runs in a fresh interpreter, which prints the heavy modules it ended up importing.
 """
@@ -7,6 +8,7 @@ Each command runs in a fresh interpreter, which prints the heavy modules it ende
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +20,7 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).parents[2]
 HEAVY = ["sqlalchemy", "psycopg", "httpx", "yaml", "fastapi", "bm25s", "onnxruntime", "ray"]
 BOOT = (
-    "import sys, json\n"
+    "import os, sys, json\n"
     "from hoprag.cli import main\n"
     "try:\n"
     "    main(sys.argv[1:])\n"
@@ -26,12 +28,15 @@ BOOT = (
     "    code = exc.code\n"
     "else:\n"
     "    code = 0\n"
-    f"print(json.dumps({{'code': code, 'loaded': [m for m in {HEAVY!r} if m in sys.modules]}}))\n"
+    "heavy = json.loads(os.environ['HEAVY'])\n"
+    "print(json.dumps({'code': code, 'loaded': [m for m in heavy if m in sys.modules]}))\n"
 )
 
 
-def loaded(tmp: Path, *args: str) -> list[str]:
-    done = subprocess.run([sys.executable, "-c", BOOT, *args], cwd=tmp, capture_output=True, text=True, timeout=180)
+def loaded(tmp: Path, *args: str, heavy: list[str] = HEAVY) -> list[str]:
+    env = {**os.environ, "HEAVY": json.dumps(heavy)}
+    done = subprocess.run([sys.executable, "-c", BOOT, *args], cwd=tmp, capture_output=True, text=True, timeout=180,
+                          env=env)
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["code"] in (0, None), done.stdout + done.stderr
     return report["loaded"]
@@ -47,4 +52,16 @@ def test_search_of_a_local_index_loads_no_driver_client_or_parser(tmp_path):
     corpus = ROOT / "data" / "enterprise" / "corpus.jsonl"
     subprocess.run([sys.executable, "-m", "hoprag.cli", "index", str(corpus), "--out", "idx", "-q"], cwd=tmp_path,
                    check=True, capture_output=True, timeout=180)
-    assert loaded(tmp_path, "search", "idx", "retention policy for customer data") == []
+    light = [*HEAVY, "hoprag.pipeline.spec", "hoprag.llm.settings"]
+    assert loaded(tmp_path, "search", "idx", "retention policy for customer data", heavy=light) == []
+
+
+def test_an_index_update_loads_no_bm25s_masked_arrays_or_plain_click(tmp_path):
+    corpus = ROOT / "data" / "enterprise" / "corpus.jsonl"
+    subprocess.run([sys.executable, "-m", "hoprag.cli", "index", str(corpus), "--out", "idx", "-q"], cwd=tmp_path,
+                   check=True, capture_output=True, timeout=180)
+    (tmp_path / "new.jsonl").write_text(json.dumps({"id": "new-1", "title": "Tern Basic retention",
+                                                    "text": "Tern Basic keeps customer data for 30 days."}) + "\n",
+                                        encoding="utf-8")
+    heavy = [*HEAVY, "numpy.ma", "click"]
+    assert loaded(tmp_path, "index", "new.jsonl", "--out", "idx", "--update", "-q", heavy=heavy) == []
