@@ -195,8 +195,13 @@ class ChainReranker:
         ] + graph_branches(steps, held)
         folded_question = " ".join(fold(question).split())
 
+        names_title: dict[str, bool] = {}  # asked for every pair a chunk is in
+
         def named(chunk_id: str) -> bool:
-            return _names_title(folded_question, held[chunk_id].title)
+            found = names_title.get(chunk_id)
+            if found is None:
+                found = names_title[chunk_id] = _names_title(folded_question, held[chunk_id].title)
+            return found
 
         order = order_by_chains(
             set(self.corpus.analyze(question)),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # the word-level helpers live a floor down, shared with index-time analysis; re-exported for the roles
 from hoprag.ingest.text import STOPWORDS, content_tokens, fold, tokens
@@ -38,6 +39,12 @@ def _ends_sentence(text: str, boundary: int) -> bool:
 def sentences_with_offsets(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each sentence; ``text[start:end]`` is stripped of surrounding space. A full
     stop after an abbreviation (:data:`ABBREVIATIONS`) or an initial does not end a sentence."""
+    return list(_sentence_spans(text))
+
+
+@lru_cache(maxsize=4096)
+def _sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
+    """Cached: every role splits the same held passages again at every hop."""
     spans: list[tuple[int, int]] = []
     cursor = 0
     boundaries = [m.end(1) for m in _SENTENCE_END.finditer(text) if _ends_sentence(text, m.end(1))] + [len(text)]
@@ -48,7 +55,7 @@ def sentences_with_offsets(text: str) -> list[tuple[int, int]]:
         if trail > lead:
             spans.append((cursor + lead, cursor + trail))
         cursor = boundary
-    return spans
+    return tuple(spans)
 
 
 class Analyzer:

@@ -84,6 +84,14 @@ def _stem(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=8192)
+def _sentence_words(sentence: str) -> tuple[list[str], list[str]]:
+    """A sentence's tokens and their stems, read at every hop the passage is held (the lists are
+    shared: read them, never change them)."""
+    words = tokens(sentence)
+    return words, [_stem(w) for w in words]
+
+
 def _cues(asked: str, anchor: str, kind: str) -> set[str]:
     anchor_words = set(tokens(anchor))
     words = {_stem(w) for w in tokens(asked) if w not in STOPWORDS and w not in anchor_words}
@@ -161,8 +169,7 @@ def found_values(
             best[fold(maker)] = (maker, 1.5)
         for position, (start, end) in enumerate(sentences_with_offsets(item.text)):
             sentence = item.text[start:end]
-            words = tokens(sentence)
-            stems = [_stem(w) for w in words]
+            words, stems = _sentence_words(sentence)
             for span in typed_spans(sentence, kind):
                 key = fold(span.value)
                 if not key or key in folded_question or title_key(span.value) in skip:
