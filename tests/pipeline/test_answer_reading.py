@@ -123,3 +123,11 @@ def test_an_amount_missing_for_one_option_falls_back():
     assert parse_amounts(question) is not None and parse_amounts("Which film came out first, A or B?") is None
     assert answer_amounts(question, [NANDA, BROAD]) is None
     assert extract_answer(question, [NANDA, BROAD]).text in {"Nanda Devi", "Broad Peak"}
+
+
+def test_a_year_before_members_is_no_count():
+    # "formed in 1987 by members of …" names no count: the trio is three
+    trio = ev("t", "Trio Band", "Formed in 1987 by members of a church choir, Trio Band is a rock trio.")
+    four = ev("f", "Four Band", "Four Band has four members.")
+    question = "Which group has more members, Trio Band or Four Band?"
+    assert answer_amounts(question, [trio, four]) == ("Four Band", four)

@@ -29,7 +29,9 @@ _NUMBER = r"(?P<n>\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"
 _HEIGHT = re.compile(rf"{_NUMBER}\s*(?P<unit>m|metres|meters|ft|feet)\b")
 _WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
           "eleven": 11, "twelve": 12, "duo": 2, "trio": 3, "quartet": 4, "quintet": 5, "sextet": 6, "septet": 7, "octet": 8}
-_MEMBERS = re.compile(rf"\b(?:{_NUMBER}|(?P<w>two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))\s+(?:\w+\s+)?members\b"
+# "five current members", never "formed in 1987 by members": one describing word at most between
+_MEMBERS = re.compile(rf"\b(?:{_NUMBER}|(?P<w>two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))\s+"
+                      r"(?:(?!(?:by|of|and|the|with|from|for|to|in|as|its|their)\b)[a-z\-]+\s+)?members\b"
                       r"|\b(?P<g>duo|trio|quartet|quintet|sextet|septet|octet)\b", re.I)
 # what is compared, and whether the larger amount wins
 _ASKS = (
