@@ -118,3 +118,25 @@ def test_a_four_passage_chain_fills_four_slots_before_first_hop_neighbours():
     ]
     order = order_by_chains({"kestrel", "founder", "city", "river", "source"}, first, branches, w, limit=4)
     assert order == ["p", "c", "d", "e"]
+
+
+def test_chain_ordering_coverage_by_term_masks_equals_question_coverage():
+    from itertools import combinations
+
+    from hoprag.pipeline.chains import _Cover
+
+    # HotpotQA's Rush question over its passages, one word a term: every set of up to three chunks
+    texts = {
+        "peart": "neil peart canadian drummer rush author",
+        "rush": "rush canadian rock band toronto",
+        "lee": "geddy lee bassist rush",
+        "toronto": "toronto capital ontario",
+        "empty": "",
+    }
+    w = weights(texts)
+    question = {"drummer", "canadian", "rock", "band", "rush", "1968"}
+    cover = _Cover(question, w)
+    for size in (1, 2, 3):
+        for ids in combinations(texts, size):
+            assert cover(ids) == question_coverage(question, ids, w)  # exactly, not approximately
+    assert cover(()) == 0.0 and _Cover({"absent"}, w)(("peart",)) == 0.0

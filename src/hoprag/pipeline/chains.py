@@ -138,6 +138,35 @@ def question_weight(question_terms: set[str], weights: TermWeights) -> float:
     return math.fsum(weights.idf(t) for t in question_terms)
 
 
+class _Cover:
+    """:func:`question_coverage` of many sets of chunks for one question: each chunk's question terms
+    as a bit mask, each union's weight summed once (``math.fsum`` is exactly rounded: the sum over a
+    mask's terms equals the sum over the set intersection, whatever the order)."""
+
+    def __init__(self, question_terms: set[str], weights: TermWeights) -> None:
+        self.terms = tuple(question_terms)
+        self.weights = weights
+        self.total = question_weight(question_terms, weights)
+        self._masks: dict[str, int] = {}
+        self._shares: dict[int, float] = {}
+
+    def __call__(self, chunk_ids: Sequence[str]) -> float:
+        if not self.total or not chunk_ids:
+            return 0.0
+        mask = 0
+        for chunk_id in chunk_ids:
+            found = self._masks.get(chunk_id)
+            if found is None:
+                held = self.weights.terms(chunk_id)
+                found = self._masks[chunk_id] = sum(1 << i for i, t in enumerate(self.terms) if t in held)
+            mask |= found
+        share = self._shares.get(mask)
+        if share is None:
+            idf = self.weights.idf
+            share = self._shares[mask] = math.fsum(idf(t) for i, t in enumerate(self.terms) if mask >> i & 1) / self.total
+        return share
+
+
 def order_by_chains(
     question_terms: set[str],
     first_hop: Sequence[Hit],
@@ -154,14 +183,10 @@ def order_by_chains(
 
     ``linked(a, b)``: whether one of the two passages names the other's title where the question
     does not (see :func:`hoprag.pipeline.title_links.title_linker`)."""
-    total = question_weight(question_terms, weights)
-    covered: dict[tuple[str, ...], float] = {}  # pairs and paths are scored again as chains grow
+    cover = _Cover(question_terms, weights)
 
     def coverage(*chunk_ids: str) -> float:
-        found = covered.get(chunk_ids)
-        if found is None:
-            found = covered[chunk_ids] = question_coverage(question_terms, chunk_ids, weights, total=total)
-        return found
+        return cover(chunk_ids)
 
     top1 = max((h.score for h in first_hop), default=0.0) or 1.0
     s1 = {h.chunk_id: h.score / top1 for h in first_hop}
