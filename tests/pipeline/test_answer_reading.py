@@ -131,3 +131,26 @@ def test_a_year_before_members_is_no_count():
     four = ev("f", "Four Band", "Four Band has four members.")
     question = "Which group has more members, Trio Band or Four Band?"
     assert answer_amounts(question, [trio, four]) == ("Four Band", four)
+
+
+def test_a_profession_is_the_role_after_the_nationality():
+    pilot = ev("amy", "Amy Johnson", "Amy Johnson (1903 – 1941) was a pioneering British aviator who flew alone to Australia.")
+    film = ev("film", "They Flew Alone", "They Flew Alone is a 1942 British biopic about aviator Amy Johnson.")
+    answer = extract_answer("What was the profession of Amy Johnson, featured in They Flew Alone?", [film, pilot])
+    assert answer.text == "aviator" and answer.claims[0].citations[0].chunk_id == "amy"
+    _claim_holds(answer)
+
+
+def test_a_position_is_what_a_player_plays_as():
+    player = ev("nuno", "Nuno Diogo", "Nuno Diogo (born 1981 in Lisbon) is a Portuguese footballer who plays as a central defender for Famalicao.", 2)
+    answer = extract_answer("What position does the footballer born in Lisbon play?", [player])
+    assert answer.text == "central defender"
+    _claim_holds(answer)
+
+
+def test_a_profession_both_hold_is_listed_by_both():
+    crosland = ev("alan", "Alan Crosland", "Alan Crosland (1894 – 1936) was an American stage actor and film director.")
+    voss = ev("kurt", "Kurt Voss", "Kurt Voss is an American film director, screenwriter and musician-songwriter.")
+    answer = extract_answer("What profession did Alan Crosland and Kurt Voss both hold?", [crosland, voss])
+    assert answer.text == "film director"
+    _claim_holds(answer)

@@ -28,7 +28,7 @@ from hoprag.pipeline.amounts import answer_amounts
 from hoprag.pipeline.answer_types import question_kind, typed_spans
 from hoprag.pipeline.bridges import extract_bridges, title_key
 from hoprag.pipeline.comparisons import answer_comparison, options_in
-from hoprag.pipeline.descriptions import describe
+from hoprag.pipeline.descriptions import describe, describe_role
 from hoprag.pipeline.kinship import kin_answer
 from hoprag.pipeline.role_facts import role_answer
 from hoprag.pipeline.yes_no import answer_both, answer_same_country, answer_same_value
@@ -168,7 +168,7 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
             source = (passage, sentence)
         else:
             text, source = _choose_option(options, scored)
-    elif not lookup and (described := describe(question, scored)) is not None:
+    elif not lookup and (described := describe(question, scored) or describe_role(question, scored)) is not None:
         text, source = described[0], (described[1], described[2])  # "what kind of activist?": "political"
     elif (fact := role_answer(question, evidence) or kin_answer(question, evidence)) is not None:
         # a fact asked by its role, read from the chain's subject ("X's father": the father's page)
