@@ -2,8 +2,8 @@
 
 Two layouts hold OpenTelemetry spans as protobuf:
 
-* one serialized ``ExportTraceServiceRequest`` (what an SDK's ``SerializeToString()`` or ``protoc
-  --encode`` writes; ``.pb`` / ``.binpb``);
+* one serialized ``ExportTraceServiceRequest`` (what an SDK's ``SerializeToString()`` or protoc's
+  encode mode writes; ``.pb`` / ``.binpb``);
 * a stream of them, each preceded by its length as a 4-byte big-endian unsigned integer: the
   OpenTelemetry Collector file exporter's ``format: proto`` (its ``TracesData`` messages are
   wire-compatible with the request).

@@ -325,6 +325,8 @@ def args_for(path: str, store: str, tmp: Path, index: Path) -> list[str]:
         "gate check": ["gate", "check", "--run-id", "r1", "--thresholds", str(ROOT / "thresholds.yaml")],
         "gate run": ["gate", "run", str(ENTERPRISE / "corpus.jsonl"), "--cases", str(ENTERPRISE / "cases.jsonl"),
                      "--out", str(tmp / "gate-run"), "--embedder", "hash"],
+        "index": ["index", str(ENTERPRISE / "corpus.jsonl"), "--out", str(tmp / "ix"),
+                  "--thresholds", str(ROOT / "thresholds.yaml")],
         "runs list": ["runs", "list"],
         "runs rm": ["runs", "rm", "--failed"],
         "serve": ["serve", str(index)],
