@@ -154,3 +154,14 @@ def test_a_profession_both_hold_is_listed_by_both():
     answer = extract_answer("What profession did Alan Crosland and Kurt Voss both hold?", [crosland, voss])
     assert answer.text == "film director"
     _claim_holds(answer)
+
+
+def test_what_was_the_population_asks_a_number():
+    born = ev("kerry", "Kerry Saxby", "Kerry Saxby (born 2 June 1961 in Young, New South Wales) is an Australian race walker.")
+    town = ev("young", "Young, New South Wales", "Young is a town in New South Wales. At the 2011 census, Young had a population of 6,960.", 2)
+    question = "At the 2011 census, what was the population of the town where Kerry Saxby was born?"
+    answer = extract_answer(question, [born, town])
+    assert answer.text == "6,960"
+    _claim_holds(answer)
+    # a plan's lookup reads names as before: its bridge is the town, not a count
+    assert extract_answer(question, [born, town], lookup=True).text != "6,960"

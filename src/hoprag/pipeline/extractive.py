@@ -50,6 +50,7 @@ _OPTIONS = re.compile(r",?\s*([^,?]+?)\s+or\s+([^,?]+?)\s*\?\s*$", re.I)
 _UNITS = r"(?:%|percent|years?|months?|weeks?|days?|hours?|minutes?|seconds?|business days?|miles?|km|kilometres?|kilometers?)"
 _NUMBER = re.compile(r"\b\d[\d,.]*(?:\s*" + _UNITS + r"\b)?")
 _DURATION = re.compile(r"\b(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve)\s*" + _UNITS + r"\b", re.I)
+_ASKS_COUNT = re.compile(r"\bwhat (?:is|was|were|are) (?:\w+ ){0,2}?(?:population|number of)\b", re.I)
 _ASKS_YEAR = re.compile(r"\b(?:what|which) year\b", re.I)
 _YEAR_IN = re.compile(r"\b\d{3,4}\b")
 _KIND_FOR = {
@@ -174,7 +175,7 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
         # a fact asked by its role, read from the chain's subject ("X's father": the father's page)
         text, source = _year_if_asked(question, fact.value), (fact.passage, sentence_at(fact.passage.text, fact.offset))
     else:
-        text, source = _best_span(question, scored, evidence)
+        text, source = _best_span(question, scored, evidence, counts=not lookup)
     if source is None:
         return Answer(text="", abstained=True, confidence=0.0)
     # the claim is the whole sentence the answer came from, so the answer is a span it contains
@@ -257,12 +258,14 @@ def _background(evidence: Sequence[Evidence]) -> Callable[[str], bool]:
 
 
 def _best_span(
-    question: str, scored: list[tuple[float, int, Evidence, str]], evidence: Sequence[Evidence] = ()
+    question: str, scored: list[tuple[float, int, Evidence, str]], evidence: Sequence[Evidence] = (),
+    counts: bool = False,
 ) -> tuple[str, tuple[Evidence, str] | None]:
     """The best-scoring candidate of the top sentences: sentence score, then closeness to the
     question's words, multi-word names over single words, nationality adjectives and background
     names (those most of the evidence mentions) last."""
-    wanted = _wanted_kinds(question)
+    # "What was the population of …?" asks a number as "how many" does (not in a lookup: its bridges stay)
+    wanted = ("number",) if counts and _ASKS_COUNT.search(question) else _wanted_kinds(question)
     kind = question_kind(question)
     q_terms = set(content_tokens(question))
     q_tokens = set(tokens(question))
