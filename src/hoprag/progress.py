@@ -4,11 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 console = Console(stderr=True)
+
+
+def _bar(**options: bool) -> Progress:
+    """rich's bar (description, bar, done/total, time), imported when one is shown: a quiet run does
+    not load rich.progress."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=console, **options)
 
 
 @contextmanager
@@ -17,14 +29,7 @@ def progress_bar(description: str, total: int | None = None, *, quiet: bool = Fa
     if quiet:
         yield lambda done, total: None
         return
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=False,
-    ) as bar:
+    with _bar(transient=False) as bar:
         task = bar.add_task(description, total=total)
 
         def update(done: int, total_now: int) -> None:
@@ -39,13 +44,7 @@ def staged_progress(description: str, *, quiet: bool = False) -> Iterator[Callab
     if quiet:
         yield lambda stage, done, total: None
         return
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-    ) as bar:
+    with _bar() as bar:
         tasks: dict[str, int] = {}
 
         def update(stage: str, done: int, total: int) -> None:

@@ -1,6 +1,7 @@
 """Commands import only what they use: trec-eval never loads the run store's SQLAlchemy, a search of
 a local index loads no database driver, HTTP client or YAML parser (nor the pipeline's spec and LLM
-settings), and an index update loads neither bm25s nor numpy's masked arrays nor a plain click.
+settings), and a quiet index update loads neither bm25s nor numpy's masked arrays nor a plain click
+nor rich's progress bars.
 
 Each command runs in a fresh interpreter, which prints the heavy modules it ended up importing.
 """
@@ -56,12 +57,12 @@ def test_search_of_a_local_index_loads_no_driver_client_or_parser(tmp_path):
     assert loaded(tmp_path, "search", "idx", "retention policy for customer data", heavy=light) == []
 
 
-def test_an_index_update_loads_no_bm25s_masked_arrays_or_plain_click(tmp_path):
+def test_a_quiet_index_update_loads_no_bm25s_masked_arrays_click_or_progress_bars(tmp_path):
     corpus = ROOT / "data" / "enterprise" / "corpus.jsonl"
     subprocess.run([sys.executable, "-m", "hoprag.cli", "index", str(corpus), "--out", "idx", "-q"], cwd=tmp_path,
                    check=True, capture_output=True, timeout=180)
     (tmp_path / "new.jsonl").write_text(json.dumps({"id": "new-1", "title": "Tern Basic retention",
                                                     "text": "Tern Basic keeps customer data for 30 days."}) + "\n",
                                         encoding="utf-8")
-    heavy = [*HEAVY, "numpy.ma", "click"]
+    heavy = [*HEAVY, "numpy.ma", "click", "rich.progress"]
     assert loaded(tmp_path, "index", "new.jsonl", "--out", "idx", "--update", "-q", heavy=heavy) == []
