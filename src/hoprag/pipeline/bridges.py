@@ -55,13 +55,13 @@ def _drop_known_tail(value: str, question_tokens: set[str]) -> str:
 
 # The same passages are read for bridges at every hop of every question: what depends on the text
 # alone (its mentions, and each mention's tokens, title key and kind) is worked out once per text.
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=2048)
 def _mentions(text: str) -> tuple[tuple[str, str, int], ...]:
     """``(trimmed span, kind, offset)`` of every mention in ``text`` (:func:`surface_spans`)."""
     return tuple((trim_mention(raw), kind, offset) for raw, kind, offset in surface_spans(text))
 
 
-@lru_cache(maxsize=1 << 15)
+@lru_cache(maxsize=1 << 14)
 def _value_facts(value: str, kind: str) -> tuple[list[str], str, str, str | None, list[str]]:
     """A mention's tokens, folded form, title key, kind (None: names nothing) and content tokens.
     The lists are shared by every caller: read them, never change them."""

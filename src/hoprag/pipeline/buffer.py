@@ -28,7 +28,7 @@ def _word_shingles(words: list[str], n: int = 3) -> frozenset[tuple[str, ...]]:
     return frozenset(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)  # about 10 KB of 3-grams a passage
 def _text_signature(text: str) -> tuple[str, frozenset]:
     """A text's digest and word 3-grams. Cached: the same passages are offered to the buffer at
     every hop of every question."""

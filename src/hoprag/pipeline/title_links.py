@@ -100,7 +100,7 @@ def title_linker(held: Mapping[str, Evidence], named: Callable[[str], bool]) -> 
     return linked
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=2048)
 def _words(text: str) -> str:
     """Folded word tokens of ``text``, space-separated and space-padded, for whole-word containment;
     hyphens split words, so a title inside a compound still counts ("Bergman-directed"). Cached: a

@@ -84,7 +84,7 @@ def _stem(word: str) -> str:
     return word
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=4096)
 def _sentence_words(sentence: str) -> tuple[list[str], list[str]]:
     """A sentence's tokens and their stems, read at every hop the passage is held (the lists are
     shared: read them, never change them)."""
