@@ -14,7 +14,6 @@ import inspect
 import os
 import shutil
 import shlex
-import signal
 import typing
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import typer
 
 from hoprag.cli import app, main
 from hoprag.cli_io import COMMAND_IO, DirOut, FileOut, command_paths, renamed_to
+from tests.cli_run import run_cli as hoprag
 
 pytestmark = pytest.mark.integration
 
@@ -35,22 +35,9 @@ EXAMPLES: dict[str, list[str]] = {
 }
 
 
-def run_cli(argv: list[str], capsys) -> tuple[int, str]:
-    def too_slow(*_):
-        raise TimeoutError(f"{argv} blocked")
 
-    previous = signal.signal(signal.SIGALRM, too_slow)
-    signal.alarm(60)
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
+def run_cli(argv: list[str], capsys, timeout: int = 60) -> tuple[int, str]:
+    return hoprag(argv, capsys, timeout=timeout)
 
 
 @pytest.fixture(scope="module")

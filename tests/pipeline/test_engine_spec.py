@@ -8,13 +8,12 @@ written before would be refused and traces would no longer be byte-identical.
 from __future__ import annotations
 
 import json
-import signal
 import typing
 from pathlib import Path
 
 import pytest
 
-from hoprag.cli import app, main
+from hoprag.cli import app
 from hoprag.cli_io import command_paths
 from hoprag.errors import ConfigError, InputError
 from hoprag.index.store import IndexConfig, build_index, load_index
@@ -22,6 +21,7 @@ from hoprag.llm.settings import LLMSettings
 from hoprag.pipeline.engine import MultiHopConfig
 from hoprag.pipeline.factory import make_engine
 from hoprag.pipeline.spec import ENGINE_NAMES, FUSIONS, MODES, MULTIHOP_KNOBS, RERANKERS, EngineSpec
+from tests.cli_run import run_hoprag
 
 SRC = Path(__file__).parents[2] / "src" / "hoprag"
 QUESTION = "Which band did Neil Peart drum for?"
@@ -161,22 +161,9 @@ def test_every_knob_set_in_a_file_reaches_the_engine(indexes, tmp_path, knob) ->
 
 # ---------------------------------------------------------------- the command line
 
-def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    def too_slow(*_):
-        raise TimeoutError(f"{argv} blocked")
 
-    previous = signal.signal(signal.SIGALRM, too_slow)
-    signal.alarm(120)
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+def run_cli(argv: list[str], capsys, timeout: int = 120) -> tuple[int, str, str]:
+    return run_hoprag(argv, capsys, timeout=timeout)
 
 
 def test_ask_answers_with_the_engine_config(indexes, tmp_path, capsys) -> None:
