@@ -10,10 +10,40 @@ through :mod:`hoprag.finite_numbers` (finite, whole numbers within 64 bits).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import copy
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from hoprag.finite_numbers import bounded_int, finite_float
+
+# the leaves ``dataclasses.asdict`` would deep-copy to themselves
+_ATOMS = frozenset({str, int, float, bool, type(None), bytes})
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def asdict(record: Any) -> Any:
+    """``dataclasses.asdict(record)``, value for value and container type for container type, without
+    deep-copying each string and number: a trace holds thousands, and copying them was most of the
+    CPU of writing one (the service stores every answer)."""
+    kind = type(record)
+    if kind in _ATOMS:
+        return record
+    if hasattr(kind, "__dataclass_fields__"):
+        names = _FIELD_NAMES.get(kind)
+        if names is None:
+            names = _FIELD_NAMES[kind] = tuple(f.name for f in fields(kind))
+        return {name: asdict(getattr(record, name)) for name in names}
+    if kind is tuple or kind is list:
+        return kind(asdict(v) for v in record)
+    if kind is dict:
+        return {asdict(k): asdict(v) for k, v in record.items()}
+    if isinstance(record, tuple) and hasattr(record, "_fields"):  # a named tuple, as dataclasses does
+        return kind(*[asdict(v) for v in record])
+    if isinstance(record, (list, tuple)):
+        return kind(asdict(v) for v in record)
+    if isinstance(record, dict):
+        return kind((asdict(k), asdict(v)) for k, v in record.items())
+    return copy.deepcopy(record)
 
 
 @dataclass(frozen=True)

@@ -117,3 +117,30 @@ def test_a_partial_answer_says_why_the_search_stopped():
 
     assert "the hop limit was reached" in headline("max_hops") and "budget" not in headline("max_hops")
     assert "the time budget ran out" in headline("time_budget")
+
+
+def _shape(value):
+    """``value`` with every container's type spelled out, so a tuple read back as a list would differ."""
+    if isinstance(value, dict):
+        return ("dict", [(_shape(k), _shape(v)) for k, v in value.items()])
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, [_shape(v) for v in value])
+    return (type(value).__name__, value)
+
+
+def test_to_dict_is_dataclasses_asdict_value_for_value():
+    import dataclasses
+    from collections import namedtuple
+    from pathlib import Path
+
+    # the stored traces of an evaluation fixture, the sample trace, and one with redaction shifts,
+    # plan, fallbacks, timings and a named tuple in a free-form field
+    traces = read_traces(Path(__file__).parents[1] / "data" / "eval_traces.jsonl") + [sample_trace()]
+    span = namedtuple("span", "start end")
+    traces.append(dataclasses.replace(
+        sample_trace(), plan={"sub_queries": [{"query": "Rush", "order": 1}], "span": span(0, 4)},
+        fallbacks={"planner": 1}, timings={"retrieval_ms": 2.5}, redacted=True, redactions={"EMAIL": 1},
+        redaction_shifts={"neil-peart#0": ((3, 7),)}, warnings=("slow",)))
+    for trace in traces:
+        assert _shape(trace.to_dict()) == _shape(dataclasses.asdict(trace))
+        assert trace.answer.to_dict() == dataclasses.asdict(trace.answer)
