@@ -30,7 +30,6 @@ refuses that option, streams without it (the base class then estimates the usage
 from __future__ import annotations
 
 import os
-import re
 import threading
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
@@ -40,6 +39,14 @@ from urllib.parse import urlsplit
 from hoprag.errors import ConfigError
 from hoprag.llm import deadline as call_deadline
 from hoprag.llm.base import DEFAULT_TIMEOUT, Completion, LLM, Message
+from hoprag.llm.server_replies import (
+    context_exceeded,
+    context_numbers,
+    error_detail,
+    rejects_format,
+    retry_after,
+    set_response_format,
+)
 from hoprag.llm.sse import chat_deltas
 from hoprag.llm.streaming import Delta
 from hoprag.llm.errors import (
@@ -63,28 +70,6 @@ BASE_URL_VARIABLE = "HOPRAG_BASE_URL"
 KEY_VARIABLES = ("HOPRAG_API_KEY", "OPENAI_API_KEY")
 JSON_MODES = ("json_schema", "json_object+schema", "json_object", "prompt")
 DEFAULT_CONNECT_TIMEOUT = 2.0
-
-# How servers say a prompt does not fit: OpenAI/vLLM/llama-cpp-python ("maximum context length",
-# code context_length_exceeded), llama.cpp's server ("exceeds the available context size",
-# exceed_context_size_error), others ("too many tokens", "context window").
-_CONTEXT_CUES = re.compile(
-    r"context[ _]length|context[ _]window|context size|exceed_context|too many tokens|maximum context|"
-    r"prompt is too long|input is too long",
-    re.IGNORECASE,
-)
-_WINDOW_PATTERNS = (
-    re.compile(r"maximum context length is (\d+)", re.IGNORECASE),
-    re.compile(r"context window of (\d+)", re.IGNORECASE),
-    re.compile(r"\"n_ctx\"\s*:\s*(\d+)"),
-    re.compile(r"context size (?:is |of )?\(?(\d+)", re.IGNORECASE),
-)
-_PROMPT_PATTERNS = (
-    re.compile(r"\((\d+) in the messages", re.IGNORECASE),
-    re.compile(r"messages resulted in (\d+) tokens", re.IGNORECASE),
-    re.compile(r"requested tokens \((\d+)\)", re.IGNORECASE),
-    re.compile(r"\"n_prompt_tokens\"\s*:\s*(\d+)"),
-)
-
 
 def resolve_base_url(base_url: str | None = None) -> str:
     """The API root ending in ``/v1`` (or wherever the given path already names ``/v1``)."""
@@ -213,9 +198,9 @@ class OpenAICompatLLM(LLM):
             first_level = level = self._json_level
         while True:
             if json_schema is not None:
-                _set_response_format(body, JSON_MODES[level], json_schema)
+                set_response_format(body, JSON_MODES[level], json_schema)
             response = self._send("POST", self.url, body)
-            rejected = json_schema is not None and _rejects_format(response) and not _context_exceeded(response)
+            rejected = json_schema is not None and rejects_format(response) and not context_exceeded(response)
             if not rejected or JSON_MODES[level] == "prompt":
                 break
             level += 1
@@ -294,7 +279,7 @@ class OpenAICompatLLM(LLM):
         if status < 400:
             return
         url = str(response.request.url)
-        detail = _error_detail(response)
+        detail = error_detail(response)
         if status in (401, 403):
             if self._api_key is None:
                 message = f"{url} requires an API key (HTTP {status}: {detail}) and none was given"
@@ -303,12 +288,12 @@ class OpenAICompatLLM(LLM):
             raise MissingAPIKeyError(message, variable=KEY_VARIABLES[0], model=self.model)
         if status == 429:
             raise LLMRateLimitError(f"{url} is rate limiting (HTTP 429: {detail})", model=self.model,
-                                    retry_after=_retry_after(response))
+                                    retry_after=retry_after(response))
         if status == 408:
             raise LLMTimeoutError(f"{url} timed out the request (HTTP 408: {detail})", model=self.model,
                                   timeout=self.attempt_timeout())
-        if status in (400, 413, 422) and _context_exceeded(response):
-            window, needed = _context_numbers(response.text)
+        if status in (400, 413, 422) and context_exceeded(response):
+            window, needed = context_numbers(response.text)
             sizes = f" (window {window} tokens, prompt {needed})" if window and needed else (
                 f" (window {window} tokens)" if window else "")
             raise LLMContextLengthError(f"{url}: the prompt does not fit the model's context{sizes}: {detail}",
@@ -355,65 +340,8 @@ class OpenAICompatLLM(LLM):
         )
 
 
-def _set_response_format(body: dict[str, Any], mode: str, schema: dict[str, Any]) -> None:
-    if mode == "json_schema":
-        name = "".join(c if c.isalnum() or c in "_-" else "_" for c in str(schema.get("title") or "response"))
-        body["response_format"] = {"type": "json_schema", "json_schema": {"name": name[:64], "schema": schema}}
-    elif mode == "json_object+schema":
-        body["response_format"] = {"type": "json_object", "schema": schema}
-    elif mode == "json_object":
-        body["response_format"] = {"type": "json_object"}
-    else:
-        body.pop("response_format", None)
-
-
-def _rejects_format(response: httpx.Response) -> bool:
-    """A 400/422, or a 5xx naming response_format (llama-cpp-python answers 500 to a field it refuses)."""
-    status = response.status_code
-    return status in (400, 422) or (status >= 500 and "response_format" in response.text)
-
-
-def _context_exceeded(response: httpx.Response) -> bool:
-    """A refusal because the prompt is too long for the model (never a JSON-mode rejection)."""
-    return response.status_code in (400, 413, 422) and bool(_CONTEXT_CUES.search(response.text))
-
-
-def _context_numbers(text: str) -> tuple[int | None, int | None]:
-    """(context window, prompt tokens) as an error body states them, None where it does not."""
-
-    def first(patterns: tuple[re.Pattern[str], ...]) -> int | None:
-        for pattern in patterns:
-            found = pattern.search(text)
-            if found:
-                return int(found.group(1))
-        return None
-
-    return first(_WINDOW_PATTERNS), first(_PROMPT_PATTERNS)
-
-
 def _seconds(value: float | None) -> str:
     return "unlimited" if value is None else f"{value:.3g}"
-
-
-def _error_detail(response: httpx.Response) -> str:
-    try:
-        data = response.json()
-    except ValueError:
-        return response.text[:200].strip() or response.reason_phrase
-    error = data.get("error") if isinstance(data, dict) else None
-    if isinstance(error, dict) and error.get("message"):
-        return str(error["message"])[:300]
-    if error:
-        return str(error)[:300]
-    return str(data.get("detail") or data)[:300] if isinstance(data, dict) else str(data)[:300]
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after")
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None  # an HTTP-date; the backoff schedule applies instead
 
 
 def _int(value: Any) -> int:
