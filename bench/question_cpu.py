@@ -14,6 +14,7 @@ hop threads count too):
   eight at a time as the service's writer batches them (charged per question).
 
     python bench/question_cpu.py --demo demo-output [--sets hotpotqa,musique] [--passes 3]
+    python bench/question_cpu.py --demo data --sets enterprise   # a set folder without index/ is indexed first
 
 Run it before and after a change on one machine, in one sitting: on a shared machine the figures
 move with the load (reported beside them).
@@ -41,6 +42,11 @@ def measure(set_dir: Path, passes: int) -> dict[str, float]:
     from hoprag.service.views import answer_view
     from hoprag.store import RunStore
 
+    if not (set_dir / "index").exists():  # a set folder holding corpus.jsonl and cases.jsonl: index it as the demo does
+        from hoprag.index.store import build_index
+        from hoprag.ingest.loaders import load_documents
+
+        build_index(load_documents(set_dir / "corpus.jsonl"), set_dir / "index")
     index = open_index(set_dir / "index")
     questions = [json.loads(line)["query"] for line in (set_dir / "cases.jsonl").read_text().splitlines() if line.strip()]
     policy = ClearancePolicy()

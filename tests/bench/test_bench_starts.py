@@ -90,6 +90,7 @@ RUNS: dict[str, tuple[list[str], Callable[[str, Path], object], tuple]] = {
     "scale.py": (["--quick", "--postgres", "--work", "{tmp}/work", "--json", "{tmp}/scale.json", "--figures", "{tmp}/fig"],
                  scale_figures, (SLOW,)),
     "serve.py": (["--seconds", "1", "--clients", "2"], last_json, (SLOW,)),
+    "question_cpu.py": (["--demo", "{data}", "--sets", "enterprise", "--passes", "1"], last_json, ()),
 }
 
 
