@@ -74,6 +74,15 @@ def test_stdio_serves_the_four_tools_at_the_starting_users_clearance(enterprise_
     assert doc["span"] == [0, 20] and doc["highlight"] == doc["text"][:20]
 
 
+def test_hoprag_mcp_is_the_stdio_server(enterprise_index: Path, tmp_path: Path) -> None:
+    """`hoprag mcp INDEX`, as an MCP client's configuration spells it, is `hoprag serve INDEX --mcp stdio`."""
+    params = StdioServerParameters(command=HOPRAG, args=["mcp", str(enterprise_index), "--store", str(tmp_path / "s.db")])
+    names, (search,) = _run(_calls(params, [("search", {"query": "data residency policy", "k": 3})]))
+    assert names == ["search", "ask", "get_document", "evaluate"]
+    hits = search.structured_content["result"]
+    assert 1 <= len(hits) <= 3 and all(h["text"] for h in hits)
+
+
 def test_stdio_refuses_a_tokens_file(enterprise_index: Path, tokens_file: Path, tmp_path: Path) -> None:
     import subprocess
 

@@ -170,13 +170,17 @@ def renamed(app: typer.Typer, old: str, callback: Any, new: str) -> None:
 
 def old_spelling(argv: list[str]) -> list[str]:
     """Command lines of the last release whose first word is now a group: ``hoprag gate --run ID`` is
-    ``hoprag gate check --run ID``. Said on stderr, then run under the new spelling."""
+    ``hoprag gate check --run ID``, said on stderr, then run under the new spelling. And one shorthand:
+    ``hoprag mcp INDEX [--mcp http]`` is ``hoprag serve INDEX --mcp stdio|http``, the MCP server."""
     if len(argv) > 1 and argv[0] == "gate" and argv[1].startswith("-") and argv[1] not in ("--help", "-h"):
         from rich.console import Console
 
         Console(stderr=True).print("[yellow]note:[/] `hoprag gate --run …` is now `hoprag gate check --run …`; "
                                    "the old spelling works until the next release")
         return ["gate", "check", *argv[1:]]
+    if argv and argv[0] == "mcp":  # the MCP server's own name, as MCP clients' configs spell it
+        rest = argv[1:]
+        return ["serve", *rest] if any(a == "--mcp" or a.startswith("--mcp=") for a in rest) else ["serve", *rest, "--mcp", "stdio"]
     return argv
 
 
