@@ -61,8 +61,8 @@ from typing import Any
 from hoprag.document_resolution import DEFAULT_METADATA_KEYS, DocumentResolver, RecordedDocument
 from hoprag.errors import InputError
 from hoprag.io.outputs import check_not_input
-from hoprag.io.traces import (NotTracesFileError, TracesHeader, append_trace, check_traces_file, is_header,
-                               write_traces)
+from hoprag.io.trace_resume import check_traces_file
+from hoprag.io.traces import NotTracesFileError, TracesHeader, append_trace, is_header, write_traces
 from hoprag.jsonl import cut_torn_last_line, end_with_newline, read_jsonl_dicts, torn_last_line
 from hoprag.records import Answer, Citation, Claim, Evidence, Hit, HopStep, Trace
 from hoprag.recorder_hits import RecorderError, as_list, finite, hit_id, read_hit

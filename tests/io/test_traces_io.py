@@ -21,9 +21,9 @@ from hoprag.io.traces import (
     append_trace,
     read_traces,
     read_traces_file,
-    scan_traces_file,
     write_traces,
 )
+from hoprag.io.trace_resume import scan_traces_file
 from hoprag.records import Answer, Trace
 
 pytestmark = pytest.mark.unit

@@ -11,7 +11,8 @@ atomically through the output guard (:mod:`hoprag.io.outputs`). A file without a
 pipeline's traces, an older hoprag) reads as before.
 
 :func:`read_traces_file` is the one reader; ``eval``, ``compare``, ``release``, ``export-trec``,
-``redact``, the gates, the demo and a resume (:func:`scan_traces_file`) all read through it.
+``redact``, the gates, the demo and a resume (:func:`hoprag.io.trace_resume.scan_traces_file`) all
+read through it.
 
 - **Strict** (the default): the first bad line refuses the file, naming file, line and field, with
   the fix; a number :mod:`hoprag.finite_numbers` refuses (NaN, Infinity, ``1e400``) is a bad line.
@@ -55,18 +56,15 @@ from hoprag.records import Trace
 __all__ = [
     "BadTraceError",
     "NotTracesFileError",
-    "TracesFileState",
     "TracesHeader",
     "TracesRead",
     "append_trace",
-    "check_traces_file",
     "drop_retried",
     "is_error_trace",
     "is_header",
     "normalize_case_id",
     "read_traces",
     "read_traces_file",
-    "scan_traces_file",
     "trace_from_json_line",
     "write_traces",
 ]
@@ -145,7 +143,7 @@ def read_traces_file(path: str | Path, *, lenient: bool = False) -> TracesRead:
     """
     path = Path(path)
     with collector_paused():  # 10,000 traces allocate millions of objects and none is garbage
-        read = _read(path, lenient=lenient, resume=False)
+        read = read_records(path, lenient=lenient, resume=False)
     if lenient and not read.traces and read.exclusions:
         raise InputError(
             f"no readable trace ({len(read.exclusions)} line(s) excluded, the first: line "
@@ -155,7 +153,7 @@ def read_traces_file(path: str | Path, *, lenient: bool = False) -> TracesRead:
     return read
 
 
-def _read(path: Path, *, lenient: bool, resume: bool) -> TracesRead:
+def read_records(path: Path, *, lenient: bool, resume: bool) -> TracesRead:
     """The one loop over a traces file's lines. ``resume``: an empty file and a cut-off last line
     are not errors (a run about to append repairs the one and starts the other)."""
     source = str(path)
@@ -181,7 +179,7 @@ def _read(path: Path, *, lenient: bool, resume: bool) -> TracesRead:
                     headers.append(TracesHeader.from_dict(obj))
                     continue
                 if first and looks_like_case(obj):
-                    raise _cases_refusal(path, number, writing=False)
+                    raise cases_refusal(path, number, writing=False)
                 first = False
                 traces.append(_trace_from_dict(normalize_case_id(obj), source, number))
             except NotTracesFileError:
@@ -228,7 +226,7 @@ def _trace_from_dict(obj: dict[str, Any], source: str, number: int) -> Trace:
 def _exclusion(exc: InputError, source: str, number: int) -> dict[str, Any]:
     """A lenient read's record of a line it left out (the reasons ``hoprag eval --json`` has always listed)."""
     if not isinstance(exc, BadTraceError):  # a line that is not one JSON object, or a number the rule refuses
-        return {"source": source, "line": number, "reason": _reason(exc)}
+        return {"source": source, "line": number, "reason": reason_of(exc)}
     if exc.case_id is None:
         return {"source": source, "line": number, "reason": exc.short}
     return {"source": source, "line": number, "case_id": exc.case_id, "reason": exc.short}
@@ -266,7 +264,7 @@ def normalize_case_id(obj: dict[str, Any]) -> dict[str, Any]:
     return obj
 
 
-def _cases_refusal(path: Path, line: int, *, writing: bool) -> NotTracesFileError:
+def cases_refusal(path: Path, line: int, *, writing: bool) -> NotTracesFileError:
     if writing:
         fix = "pass the traces file to write as --out (e.g. --out traces.jsonl); a cases file is never overwritten"
     else:
@@ -284,103 +282,12 @@ def _torn_error(path: Path, torn: TornLine) -> InputError:
     )
 
 
-def _reason(exc: InputError) -> str:
+def reason_of(exc: InputError) -> str:
     """The message of ``exc`` without its file and line prefix and without its fix."""
     text = str(exc)
     if exc.source and text.startswith(exc.source):
         text = re.sub(r"^(:\d+)?: ", "", text[len(exc.source):])  # not lstrip: "1e400 is too large" keeps its 1
     return text.split(". Fix: ")[0]
-
-
-# ---------------------------------------------------------------------------------------------------
-# before a run appends: is it a traces file, and what does it hold
-
-
-@dataclass(frozen=True)
-class TracesFileState:
-    """What an existing traces file holds, read before a run appends to it."""
-
-    path: Path
-    headers: tuple[TracesHeader, ...]
-    case_ids: frozenset[str]
-    #: case ids whose last trace is an error trace (a resume answers them again)
-    errored: frozenset[str]
-    #: ``engine`` and ``config_hash`` values of the traces themselves (for files without a header)
-    engines: frozenset[str]
-    config_hashes: frozenset[str]
-    run_ids: tuple[str, ...]
-    torn: TornLine | None
-
-
-def check_traces_file(path: str | Path) -> None:
-    """Refuse ``path`` unless it is empty or its first record is a traces header or a trace.
-
-    Called before a run deletes or appends to an existing ``--out``: a cases file, a corpus or a
-    binary file given there by mistake is never touched.
-    """
-    path = Path(path)
-    torn = torn_last_line(path)
-    try:
-        for number, obj in read_jsonl_dicts(path, WHAT):
-            _check_first(path, number, obj)
-            return
-    except NotTracesFileError:
-        raise
-    except InputError as exc:
-        if torn is not None and torn.offset == 0 and exc.line == 1 and torn.head.startswith(b'{"' + TRACES_HEADER_KEY.encode() + b'"'):
-            return  # only a cut-off header: a run killed at its very start
-        reason = _reason(exc)
-        reason = f"it {reason[len(WHAT) + 1:]}" if reason.startswith(WHAT + " ") else f"its first line: {reason}"
-        raise NotTracesFileError(f"not a traces file ({reason})", source=str(path), fix=_NOT_TRACES_FIX) from None
-
-
-def _check_first(path: Path, number: int, obj: dict[str, Any]) -> None:
-    if is_header(obj):
-        return
-    if looks_like_case(obj):
-        raise _cases_refusal(path, number, writing=True)
-    if "case_id" not in obj or not TRACE_KEYS & obj.keys():
-        keys = ", ".join(sorted(obj)[:6]) or "none"
-        raise NotTracesFileError(
-            f"not a traces file (its first record is neither a traces header nor a trace; keys: {keys})",
-            source=str(path), line=number, fix=_NOT_TRACES_FIX,
-        )
-
-
-_NOT_TRACES_FIX = "pass another --out for the traces (e.g. --out traces.jsonl); hoprag run never overwrites a file that is not its own"
-
-
-def scan_traces_file(path: str | Path) -> TracesFileState:
-    """Read an existing traces file before appending: headers, finished case ids, a torn last line.
-
-    Refuses (:class:`NotTracesFileError`) a file that is not a traces file; a bad line other than a
-    cut-off last one is an error naming it, with the fix a resume offers.
-    """
-    path = Path(path)
-    check_traces_file(path)
-    try:
-        with collector_paused():
-            read = _read(path, lenient=False, resume=True)
-    except NotTracesFileError:
-        raise
-    except InputError as exc:
-        raise InputError(
-            f"{_reason(exc)}; only a cut-off last line is repaired on resume, this one is followed by others",
-            source=str(path), line=exc.line,
-            fix=f"fix or delete line {exc.line}, or start over with --no-resume (which replaces the file)",
-        ) from None
-    return TracesFileState(
-        path=path,
-        headers=read.headers,
-        case_ids=frozenset(t.case_id for t in read.traces),
-        # the reader kept an error trace only where nothing followed it: a resume answers these again
-        errored=frozenset(t.case_id for t in read.traces if is_error_trace(t)),
-        engines=frozenset(t.engine for t in read.traces if t.engine),
-        config_hashes=frozenset(t.config_hash for t in read.traces if t.config_hash),
-        run_ids=tuple(h.run_id for h in read.headers if h.run_id)
-        + tuple(dict.fromkeys(t.run_id for t in read.traces if t.run_id)),
-        torn=read.torn,
-    )
 
 
 # ---------------------------------------------------------------------------------------------------

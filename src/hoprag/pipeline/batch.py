@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 from hoprag.errors import HopragError, InputError
 from hoprag.executors import LocalExecutor
 from hoprag.pipeline.engine import Engine
-from hoprag.io.traces import TracesFileState, TracesHeader, append_trace, check_traces_file, scan_traces_file
+from hoprag.io.trace_resume import TracesFileState, check_traces_file, scan_traces_file
+from hoprag.io.traces import TracesHeader, append_trace
 from hoprag.jsonl import cut_torn_last_line, end_with_newline
 from hoprag.locks import exclusive_lock
 from hoprag.records import Answer, Trace
