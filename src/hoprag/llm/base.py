@@ -36,8 +36,6 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from hoprag.errors import ConfigError
 from hoprag.llm import deadline as call_deadline
 from hoprag.llm.errors import (
@@ -59,6 +57,7 @@ from hoprag.llm.messages import (  # noqa: F401 - the request side, re-exported 
     with_system,
 )
 from hoprag.llm.pricing import PriceTable
+from hoprag.llm.retry import RetryPolicy
 from hoprag.llm.schemas import ResolvedSchema, SchemaLike, parse_json_reply, resolve_schema
 from hoprag.llm.streaming import CompletionStream, Delta
 from hoprag.records import Usage
@@ -88,23 +87,6 @@ class Completion:
     data: Any = None
     attempts: int = 1
     finish_reason: str | None = None
-
-
-class RetryPolicy(BaseModel):
-    """Retries for retryable errors: delay_n = min(max_delay, initial_delay * multiplier**n) * (1 ± jitter).
-
-    A server's Retry-After hint raises the delay up to ``max_delay``. The jitter comes from a
-    ``random.Random(seed)`` owned by each LLM, so a run's delays are reproducible.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    max_retries: int = Field(default=3, ge=0)
-    initial_delay: float = Field(default=0.5, ge=0.0)
-    multiplier: float = Field(default=2.0, ge=1.0)
-    max_delay: float = Field(default=8.0, ge=0.0)
-    jitter: float = Field(default=0.25, ge=0.0, le=1.0)
-    seed: int = 0
 
 
 class LLM(ABC):
@@ -344,14 +326,10 @@ class LLM(ABC):
 
     def backoff_delay(self, attempt: int, exc: LLMError | None = None) -> float:
         """Seconds to wait before retry ``attempt + 1`` (0-based ``attempt``)."""
-        policy = self.retry
-        base = min(policy.max_delay, policy.initial_delay * policy.multiplier**attempt)
         with self._rng_lock:
-            u = self._rng.random()
-        delay = base * (1.0 + policy.jitter * (2.0 * u - 1.0))
-        if isinstance(exc, LLMRateLimitError) and exc.retry_after is not None:
-            delay = max(delay, exc.retry_after)
-        return max(0.0, min(policy.max_delay, delay))
+            draw = self._rng.random()
+        hint = exc.retry_after if isinstance(exc, LLMRateLimitError) else None
+        return self.retry.delay(attempt, draw, hint)
 
     def _finish(
         self, result: Completion, start: float, attempts: int, usages: list[Usage], data: Any = None
