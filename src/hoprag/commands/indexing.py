@@ -159,7 +159,8 @@ def _update(ctx: typer.Context, corpora: list[Path], out_dir: Optional[Path], st
     :func:`hoprag.index.pg_update.update_pg_index` (``--out postgresql://…``)."""
     from hoprag.errors import ConfigError
     from hoprag.executors import parse_executor
-    from hoprag.index.update import read_manifest, update_index
+    from hoprag.index.manifest import read_manifest
+    from hoprag.index.update import update_index
     from hoprag.index.update_plan import read_delete_ids
     from hoprag.ingest.loaders import iter_corpora
     from hoprag.progress import staged_progress

@@ -13,7 +13,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from hoprag.errors import IndexLoadError, InputError
+from hoprag.files import read_text
 
 from hoprag.index.ann import AnnInfo
 from hoprag.index.bm25 import BM25Params
@@ -190,3 +193,57 @@ def corpus_hash(documents: Iterable[Document]) -> str:
 def _digest(digest: Any, record: str) -> None:
     digest.update(record.encode("utf-8"))
     digest.update(b"\n")
+
+
+#: what fixes an index that cannot be opened: it is rebuilt, never edited by hand
+REBUILD_FIX = "run `hoprag index CORPUS --out DIR` to (re)build it"
+
+
+def read_manifest(directory: str | Path) -> IndexManifest:
+    """The manifest of the index at ``directory``, checked: a directory holding one, of this format, whose
+    config hashes to the recorded hash; :class:`~hoprag.errors.IndexLoadError` with the fix otherwise.
+    The one reader, for opening an index and for updating one."""
+    path = Path(directory)
+    fix = REBUILD_FIX
+    if path.exists() and not path.is_dir():  # e.g. the corpus file or the cases file, given in its place
+        raise IndexLoadError(f"{path}: is a file, not an index directory. Fix: pass the directory "
+                             f"`hoprag index` wrote (its --out), or {fix}")
+    if not path.is_dir():
+        raise IndexLoadError(f"{path}: index directory not found. Fix: {fix}")
+    manifest_path = path / MANIFEST
+    if not manifest_path.is_file():
+        raise IndexLoadError(f"{path}: no {MANIFEST} (not an index, or an interrupted build). Fix: {fix}")
+    try:
+        manifest = IndexManifest.model_validate_json(read_text(manifest_path, "index manifest"))
+    except InputError as exc:
+        raise IndexLoadError(f"{manifest_path}: unreadable manifest ({_reason(exc)}). Fix: {fix}") from None
+    except (ValidationError, ValueError) as exc:
+        raise IndexLoadError(f"{manifest_path}: unreadable manifest ({_manifest_problem(exc)}). Fix: {fix}") from None
+    if manifest.format_version != FORMAT_VERSION:
+        raise IndexLoadError(
+            f"{path}: index format {manifest.format_version}, this hoprag reads {FORMAT_VERSION}. "
+            f"Fix: rebuild it from its corpus with `hoprag index CORPUS --out {path}`"
+        )
+    recomputed = config_hash(manifest.config)
+    if recomputed != manifest.config_hash:
+        raise IndexLoadError(
+            f"{manifest_path}: config_hash {manifest.config_hash} does not match the config it records "
+            f"(which hashes to {recomputed}): the manifest was edited, or written by an incompatible hoprag. "
+            f"Fix: rebuild the index with `hoprag index CORPUS --out {path}`"
+        )
+    return manifest
+
+
+def _reason(exc: InputError) -> str:
+    """An input error's message without its fix: an index file is rebuilt, not edited by hand."""
+    text = str(exc)
+    return text[: -len(f". Fix: {exc.fix}")] if exc.fix and text.endswith(f". Fix: {exc.fix}") else text
+
+
+def _manifest_problem(exc: Exception) -> str:
+    """What is wrong with a manifest that did not validate, in plain words (no pydantic phrasing)."""
+    from hoprag.validation_messages import describe, is_validation_error
+
+    if is_validation_error(exc):
+        return describe(exc, what="manifest")[0]
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -28,10 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import ValidationError
 
 from hoprag.errors import ConfigError, EmptyCorpusError, HopragError, IndexLoadError, InputError
-from hoprag.files import read_text
 from hoprag.index.analysis import ANALYSIS_DIR, save_bm25_state
 from hoprag.index.base import Retriever
 from hoprag.index.bm25 import BATCH, BM25Retriever, index_text
@@ -47,7 +45,7 @@ from hoprag.index import staging
 from hoprag.index.tokenize import Tokenizer
 from hoprag.index.hybrid import HybridRetriever
 from hoprag.index.npy_map import all_finite, load_npy
-from hoprag.index.manifest import FORMAT_VERSION, VECTORS, BuildStats, DenseInfo, IndexConfig, IndexManifest, IndexUpdate, MANIFEST, _digest, config_hash, corpus_hash, peak_rss_mb, write_manifest
+from hoprag.index.manifest import FORMAT_VERSION, REBUILD_FIX, VECTORS, BuildStats, DenseInfo, IndexConfig, IndexManifest, IndexUpdate, MANIFEST, _digest, config_hash, corpus_hash, peak_rss_mb, read_manifest, write_manifest
 from hoprag.ingest.chunking import chunk_document
 from hoprag.records import Document
 
@@ -333,33 +331,8 @@ def load_index(directory: str | Path, *, mmap: bool = True) -> LoadedIndex:
     Only the manifest and the BM25 vocabulary are parsed; the score matrix and the vectors are
     memory-mapped (``mmap=False`` reads them into memory), documents and chunks read on demand."""
     path = Path(directory)
-    fix = "run `hoprag index CORPUS --out DIR` to (re)build it"
-    if path.exists() and not path.is_dir():  # e.g. the corpus file or the cases file, given in its place
-        raise IndexLoadError(f"{path}: is a file, not an index directory. Fix: pass the directory "
-                             f"`hoprag index` wrote (its --out), or {fix}")
-    if not path.is_dir():
-        raise IndexLoadError(f"{path}: index directory not found. Fix: {fix}")
-    manifest_path = path / MANIFEST
-    if not manifest_path.is_file():
-        raise IndexLoadError(f"{path}: no {MANIFEST} (not an index, or an interrupted build). Fix: {fix}")
-    try:
-        manifest = IndexManifest.model_validate_json(read_text(manifest_path, "index manifest"))
-    except InputError as exc:
-        raise IndexLoadError(f"{manifest_path}: unreadable manifest ({_reason(exc)}). Fix: {fix}") from None
-    except (ValidationError, ValueError) as exc:
-        raise IndexLoadError(f"{manifest_path}: unreadable manifest ({_manifest_problem(exc)}). Fix: {fix}") from None
-    if manifest.format_version != FORMAT_VERSION:
-        raise IndexLoadError(
-            f"{path}: index format {manifest.format_version}, this hoprag reads {FORMAT_VERSION}. "
-            f"Fix: rebuild it from its corpus with `hoprag index CORPUS --out {path}`"
-        )
-    recomputed = config_hash(manifest.config)
-    if recomputed != manifest.config_hash:
-        raise IndexLoadError(
-            f"{manifest_path}: config_hash {manifest.config_hash} does not match the config it records "
-            f"(which hashes to {recomputed}): the manifest was edited, or written by an incompatible hoprag. "
-            f"Fix: rebuild the index with `hoprag index CORPUS --out {path}`"
-        )
+    fix = REBUILD_FIX
+    manifest = read_manifest(path)
     db = CorpusDB(path, documents=manifest.document_count, chunks=manifest.chunk_count,
                   acl_classes=list(manifest.acl_classes), fix=fix)
     documents, chunks = StoredDocuments(db), StoredChunks(db)
@@ -389,18 +362,3 @@ def _load_vectors(path: Path, manifest: IndexManifest, *, mmap: bool) -> np.ndar
             f"{expected}. Fix: {DENSE_FIX}"
         )
     return vectors
-
-
-def _reason(exc: InputError) -> str:
-    """An input error's message without its fix: an index file is rebuilt, not edited by hand."""
-    text = str(exc)
-    return text[: -len(f". Fix: {exc.fix}")] if exc.fix and text.endswith(f". Fix: {exc.fix}") else text
-
-
-def _manifest_problem(exc: Exception) -> str:
-    """What is wrong with a manifest that did not validate, in plain words (no pydantic phrasing)."""
-    from hoprag.validation_messages import describe, is_validation_error
-
-    if is_validation_error(exc):
-        return describe(exc, what="manifest")[0]
-    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -60,7 +60,7 @@ from hoprag.ingest.chunking import chunk_document
 from hoprag.locks import FileLockedError, exclusive_lock
 from hoprag.records import Document
 
-__all__ = ["UpdateResult", "read_manifest", "update_index"]
+__all__ = ["UpdateResult", "update_index"]
 
 Progress = Callable[[str, int, int], None]
 
@@ -100,15 +100,6 @@ def update_index(
     except FileLockedError as exc:
         raise InputError(f"another process is updating this index ({'PID ' + str(exc.pid) if exc.pid else 'a lock'} "
                          "holds it)", source=str(target), fix="wait for the other update to finish, then run this one") from None
-
-
-def read_manifest(directory: str | Path) -> IndexManifest:
-    """The manifest of the index an update would change (its build options), without opening the index."""
-    target = Path(directory)
-    try:
-        return IndexManifest.model_validate_json((target / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return load_index(target).manifest  # says what is wrong with the directory, with the fix
 
 
 def _update(target: Path, documents: Iterable[Document], deletes: Sequence[str], progress: Progress | None,
