@@ -48,7 +48,8 @@ from hoprag.security.acl import Clearance, visible_corpus
 from hoprag.datasets.schema import Case
 from hoprag.evaluation.chain_eval import evaluate_chains
 from hoprag.evaluation.graph import chain_fact_ids, item_relevant
-from hoprag.evaluation.matching import Located, covered_facts
+from hoprag.evaluation.matching import Located
+from hoprag.evaluation.oracle_check import oracle_check
 from hoprag.evaluation.paths import layer_sets
 from hoprag.index.contract import Index
 from hoprag.pipeline.engine import MultiHopConfig, SingleShotConfig, SingleShotEngine
@@ -339,49 +340,6 @@ def ablate_case(engines: AblationEngines, case: Case, *, oracle_mode: str = "aug
                                               "oracle-evidence")
     rows["minimal-evidence"] = _minimal(case, free)
     return rows
-
-
-def oracle_check(cases: Sequence[Case], free: Sequence[Trace], oracle: Sequence[Trace], *, k: int = 10) -> dict[str, Any]:
-    """Conditional (oracle-hop) vs free-running hop-2 recall@k, with every case where oracle < free explained."""
-    from hoprag.evaluation.paths import layer_recall
-
-    free_by = {t.case_id: t for t in free}
-    oracle_by = {t.case_id: t for t in oracle}
-    pairs, worse = [], []
-    for case in cases:
-        if not layer_sets(case, 2) or case.case_id not in free_by or case.case_id not in oracle_by:
-            continue
-        f = layer_recall(case, free_by[case.case_id], k, layer=2) or 0.0
-        o = layer_recall(case, oracle_by[case.case_id], k, layer=2) or 0.0
-        pairs.append((f, o))
-        if o < f:
-            worse.append({"case_id": case.case_id, "free": f, "oracle": o, "why": _why_worse(case, free_by[case.case_id], oracle_by[case.case_id], k)})
-    n = len(pairs)
-    mean_f = sum(p[0] for p in pairs) / n if n else None
-    mean_o = sum(p[1] for p in pairs) / n if n else None
-    return {"k": k, "cases": n, "free_hop2_recall": mean_f, "oracle_hop2_recall": mean_o,
-            "gap": None if n == 0 else mean_o - mean_f, "holds": n == 0 or mean_o >= mean_f, "oracle_worse": worse}
-
-
-def _why_worse(case: Case, free: Trace, oracle: Trace, k: int) -> str:
-    """Read both traces to say why the oracle-seeded run lost a layer-2 fact the free run found."""
-    targets = set().union(*layer_sets(case, 2))
-    first = [h for s in free.steps if s.hop == 1 for h in sorted(s.hits, key=lambda h: h.rank)[:k]]
-    if covered_facts(case, first) & targets:
-        return ("the free run's hop-1 question retrieval already returned a layer-2 fact; the oracle replaces that "
-                "call with the gold layer-1 chunks, so the fact must be found again through a bridge")
-    finder = next((s for s in free.steps if covered_facts(case, sorted(s.hits, key=lambda h: h.rank)[:k]) & targets), None)
-    free_hops = max((s.hop for s in free.steps), default=0)
-    oracle_hops = max((s.hop for s in oracle.steps), default=0)
-    if finder is not None and finder.hop > oracle_hops:
-        return (f"the oracle run stopped after hop {oracle_hops} ({oracle.stop_reason}); the free run found the "
-                f"layer-2 fact at hop {finder.hop} of {free_hops}, a hop the oracle run never made")
-    if finder is not None and finder.bridge.get("value"):
-        issued = {str(s.bridge.get("value")) for s in oracle.steps if s.bridge.get("value")}
-        if finder.bridge["value"] not in issued:
-            return (f"the free run reached the layer-2 fact through the bridge {finder.bridge['value']!r}; the oracle "
-                    "run, whose frontier starts with the gold chunks, spent its branch cap on other bridges")
-    return "the oracle run retrieved the layer-2 fact's document below the cut-off k, or not at all (see both traces)"
 
 
 def render_table(result: AblationResult) -> str:
