@@ -65,6 +65,31 @@ def test_named_anchors_are_preferred_for_comparisons():
     assert order[:2] == ["a", "b"]
 
 
+def test_a_named_passage_below_the_heads_still_heads_a_pair():
+    # "Are Sutera and Rhodotypos both types of shrub?" (HotpotQA): four shrubs outrank the Sutera
+    # article in the merged first hop, so it is not among the top parents=5 heads by rank.
+    texts = {
+        "rhodotypos": "rhodotypos genus shrub rose family",
+        "ceanothus": "ceanothus shrub species",
+        "olearia": "olearia shrub species",
+        "claoxylon": "claoxylon shrub species",
+        "cotula": "cotula shrub species",
+        "sutera": "sutera genus flowering plant family",
+    }
+    w = weights(texts)
+    first = [hit("rhodotypos", 10.0, 1), hit("ceanothus", 9.0, 2), hit("olearia", 8.5, 3),
+             hit("claoxylon", 8.0, 4), hit("cotula", 7.5, 5), hit("sutera", 7.0, 6)]
+    question = {"sutera", "rhodotypos", "shrub"}
+    named = {"rhodotypos", "sutera"}.__contains__
+    # pair(rhodotypos, sutera) covers the whole question: 1 + W_FIRST·1 + W_NEXT·0.7 + 2·W_NAMED = 2.7;
+    # pair(rhodotypos, ceanothus) misses 'sutera': < 1 + W_FIRST·1 + W_NEXT·0.9 + W_NAMED = 2.65
+    assert 1 + W_FIRST + W_NEXT * 0.7 + 2 * W_NAMED > 1 + W_FIRST + W_NEXT * 0.9 + W_NAMED
+    order = order_by_chains(question, first, [], w, parents=5, named=named, limit=5)
+    assert order[:2] == ["rhodotypos", "sutera"]
+    # without the name, the sixth passage by rank never heads a pair and falls out of the five
+    assert "sutera" not in order_by_chains(question, first, [], w, parents=5, limit=5)
+
+
 def test_empty_inputs():
     w = weights({"a": "alpha"})
     assert order_by_chains({"alpha"}, [], [], w) == []

@@ -56,5 +56,9 @@ def test_offline_planner_branches_comparisons_chains_nesting_and_keeps_other_que
     # a nested question is a chain (tests/pipeline/test_pipeline_compositional.py has the rules)
     chain = p.plan("Who is the federal leader of the party Ken Epp belongs to?")
     assert [(s.query, s.depends_on) for s in chain.sub_queries] == [("party Ken Epp belongs to", []), ("federal leader of", [1])]
+    # the serial comma before "or" (HotpotQA) still names two options
+    serial = p.plan("Which music group has the most members, DC Talk, or Manchester Orchestra?")
+    assert [s.query for s in serial.sub_queries] == [
+        "DC Talk Which music group has the most members", "Manchester Orchestra Which music group has the most members"]
     single = p.plan("Who is the federal leader of Canada?")
     assert len(single.sub_queries) == 1 and single.sub_queries[0].query == "Who is the federal leader of Canada?"

@@ -116,3 +116,13 @@ def test_possessives_name_the_title_and_titles_keep_their_own():
     assert _names_title("which film came first, dead man's evidence or duel?", "Dead Man's Evidence")
     assert not _names_title("who directed dead man walking?", "Dead Man's Evidence")
     assert not _names_title("is it ok?", "Ok")  # too short to count
+
+
+def test_a_title_in_quotes_or_brackets_is_named():
+    # HotpotQA: '... appeared on the American detective television "Lawless?"'
+    assert _names_title('who appeared on the american detective television "lawless?"', "Lawless (TV series)")
+    assert _names_title("the film (catan) came first?", "Catan")
+    assert _names_title("which came first, i'm not angry! or duel?", "I'm Not Angry!")  # a title's own '!' stays
+    # a title's comma reads as the question's does
+    assert _names_title("who resigned before the israeli presidential election, 2000?", "Israeli presidential election, 2000")
+    assert not _names_title('who directed "lawlessness"?', "Lawless (TV series)")  # whole words only

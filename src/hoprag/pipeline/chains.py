@@ -24,6 +24,9 @@ when each added passage brings at least ``MIN_PATH_GAIN`` of the question's weig
 before it covers, or answers the plan's next lookup (a branch marked ``planned``: the hop the plan
 asked for after the one it follows, whose sub-query names a relation — "the country where … was a
 citizen" — more than the question's terms).
+Pairs and paths start from a *head*: one of the first ``parents`` first-hop passages by rank, or any
+first-hop passage whose title the question names, however it ranked (with parallel first-hop branches,
+a comparison's second entity can rank below the first branch's look-alikes).
 Greedy selection adds the
 members of the best remaining path until the context is full, then the rest of the first hop in
 rank order. The weights are round numbers, one set for every dataset, chosen by the best worst-case
@@ -190,7 +193,6 @@ def order_by_chains(
 
     top1 = max((h.score for h in first_hop), default=0.0) or 1.0
     s1 = {h.chunk_id: h.score / top1 for h in first_hop}
-    heads = [h.chunk_id for h in first_hop[:parents]]
     next_best = max((b.hits[0].score for b in branches if b.hits and not b.normalised), default=0.0) or 1.0
 
     pairs: dict[tuple[str, ...], float] = {}
@@ -208,6 +210,11 @@ def order_by_chains(
         if key not in link_cache:
             link_cache[key] = float(linked(a, b))
         return link_cache[key]
+
+    # the first hop's best passages head chains, and so does every first-hop passage the question
+    # names however it ranked (a comparison's second entity, a title the question quotes)
+    heads = [h.chunk_id for h in first_hop[:parents]]
+    heads += [h.chunk_id for h in first_hop[parents:] if h.chunk_id not in heads and is_named(h.chunk_id)]
 
     def offer(p: str, c: str, s_c: float) -> None:
         if p == c:

@@ -103,7 +103,8 @@ def validate_plan(data: dict, *, planner: str) -> Plan:
         ) from None
 
 
-_OPTIONS = re.compile(r"^(?P<head>.*?),?\s+(?P<a>[^,?]+?)\s+or\s+(?P<b>[^,?]+?)\s*\?\s*$", re.I)
+# "..., A or B?" and the serial comma's "..., A, or B?"
+_OPTIONS = re.compile(r"^(?P<head>.*?),?\s+(?P<a>[^,?]+?),?\s+or\s+(?P<b>[^,?]+?)\s*\?\s*$", re.I)
 _BOTH = re.compile(r"^(?:are|were|is|was|do|did|does)\s+(?P<a>.+?)\s+and\s+(?P<b>.+?)\s+both\b(?P<rest>.*)$", re.I)
 
 

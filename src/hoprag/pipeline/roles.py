@@ -228,14 +228,18 @@ def _planned(step: HopStep) -> bool:
     return "order" in step.bridge and bool(step.depends_on)
 
 
+_NAME_PUNCTUATION = str.maketrans({c: " " for c in '?,"()[]\u201c\u201d'})
+
+
 def _names_title(folded_question: str, title: str) -> bool:
     """Whether the question names this passage's title (a strong sign it is a chain's anchor);
     a possessive names it too ("Susanne Porsche's husband"), and titles keep their own ("Dead Man's")."""
     key = title_key(title)
     if len(key) < 3:
         return False
-    padded = f" {folded_question.strip('?!. ')} ".replace("?", " ").replace(",", " ")
-    needle = f" {key} "
+    # a title in quotes or brackets, or before a question mark, is named too ('appeared on "Lawless?"')
+    padded = " " + " ".join(folded_question.strip("?!. ").translate(_NAME_PUNCTUATION).split()) + " "
+    needle = " " + " ".join(key.translate(_NAME_PUNCTUATION).split()) + " "
     return needle in padded or needle in padded.replace("'s ", " ").replace("\u2019s ", " ")
 
 
