@@ -241,6 +241,6 @@ def test_an_index_of_an_older_layout_is_refused_with_the_rebuild_command(databas
     with index.pool.borrow() as conn:
         conn.execute("UPDATE hoprag_idx_old_layout.manifest SET format = 1")
     index.close()
-    with pytest.raises(IndexLoadError, match=r"index layout 1, this hoprag reads 2\. Fix: rebuild it from its "
+    with pytest.raises(IndexLoadError, match=r"index layout 1, this hoprag reads 2 to 3\. Fix: rebuild it from its "
                                               r"corpus with `hoprag index CORPUS --out postgresql://"):
         open_index(url)

@@ -187,8 +187,19 @@ def test_an_update_that_fails_or_is_killed_leaves_the_previous_index(database, t
                           timeout=120)
     assert done.returncode == -signal.SIGKILL, done.stderr
     assert _rows(url) == before
+    assert _versions(url) == []  # neither the change nor the versions it would have kept for --as-of
     result = update_pg_index(url, DOCS[8:10], [DOCS[1].id])  # the lock went with the killed client
     assert result.changed and result.manifest.document_count == 9
+    assert _versions(url) == [(DOCS[1].id, "deleted")]
+
+
+def _versions(url: str) -> list[tuple]:
+    index = open_index(url)
+    try:
+        with index.pool.borrow() as conn:
+            return conn.execute(f'SELECT id, ended FROM "{index.target.schema}".versions ORDER BY seq').fetchall()
+    finally:
+        index.close()
 
 
 def test_two_updates_at_once_are_refused_and_readers_see_old_or_new(database):

@@ -38,7 +38,8 @@ AS_OF_OPT = typer.Option(
     metavar="DATE",
     help="search the documents valid at DATE (ISO date, or date and time; UTC): versions an update replaced or "
     "deleted count for their valid time, later ones do not. The first search of a new snapshot builds it "
-    "once, with the index's options, cached in the index directory",
+    "once, with the index's options, cached in the index directory (for a PostgreSQL index, under "
+    "$XDG_CACHE_HOME/hoprag, else ~/.cache/hoprag)",
 )
 
 
@@ -46,7 +47,7 @@ def index_as_of(index_dir: str, as_of: str | None, say: Any, snapshots: Any = ()
     """``(index, location)`` a command searches: the index at ``index_dir``, or its snapshot at ``--as-of``
     (:mod:`hoprag.index.snapshots`); without ``--as-of``, cases naming a ``corpus_snapshot`` (``snapshots``)
     replay the index as it stood on that snapshot's date when updates changed it since. ``say`` prints a note."""
-    from hoprag.index.open import index_location, is_pg_url, open_index
+    from hoprag.index.open import index_location, open_index
     from hoprag.index.snapshots import open_as_of
     from hoprag.index.valid_time import parse_as_of, show, snapshot_date
 
@@ -61,7 +62,7 @@ def index_as_of(index_dir: str, as_of: str | None, say: Any, snapshots: Any = ()
             say(f"the cases name corpus snapshot {', '.join(names)}; --as-of {show(at)} decides what is searched")
         return open_as_of(index_dir, at, on_build=building)
     index = open_index(index_dir)
-    if not names or is_pg_url(index_dir) or not index.manifest.updates:
+    if not names or not index.manifest.updates:
         return index, index_location(index_dir)  # never updated: every snapshot of it is the index itself
     from hoprag.errors import ConfigError
 
@@ -74,6 +75,8 @@ def index_as_of(index_dir: str, as_of: str | None, say: Any, snapshots: Any = ()
             f"(changed by {len(index.manifest.updates)} update(s) since its build); pass --as-of DATE to search another")
         return index, index_location(index_dir)
     replay, location = open_as_of(index_dir, at, axis="recorded", on_build=building)
+    if replay is not index:
+        index.close()  # a PostgreSQL index's connections; the replay opened its own
     if replay.manifest.artifact_id != index.manifest.artifact_id:
         say(f"the cases name corpus snapshot {names[0]}: searching the documents the index held on {show(at)}, "
             "before the updates since")

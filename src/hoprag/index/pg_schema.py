@@ -23,6 +23,11 @@ renamed in one transaction). The schema holds:
 ``title_keys`` (link key of a document's title, document): known titles looked up by key
 ``title_filter`` one row: a Bloom filter of the title keys (:mod:`hoprag.index.bloom`), so a key
                that is no title costs no lookup
+``versions``   the versions updates replaced or deleted, with their valid time, and ``arrivals``, when
+               an update added each current version: a local index's ``history/`` tables
+               (:mod:`hoprag.index.history`), read by ``--as-of`` (:mod:`hoprag.index.pg_history`)
+``history_gap`` one row when the index was updated before it kept versions (layout 2): the time from
+               which ``versions`` is complete
 
 Passwords never reach a message: every URL shown is :func:`display_url`'s.
 """
@@ -41,10 +46,12 @@ from hoprag.errors import ConfigError, IndexLoadError
 
 __all__ = [
     "PG_FORMAT",
+    "READ_FORMATS",
     "SCHEMES",
     "PgTarget",
     "Connections",
     "display_url",
+    "history_ddl",
     "is_pg_url",
     "index_ddl",
     "parse_target",
@@ -54,8 +61,11 @@ __all__ = [
 
 SCHEMES = ("postgresql://", "postgres://")
 #: the layout of an index schema (bumped when its tables change; independent of local index formats);
-#: 2 added ``term_levels``, ``acl_levels``, ``title_keys``, ``title_filter`` and the documents' ``size``
-PG_FORMAT = 2
+#: 2 added ``term_levels``, ``acl_levels``, ``title_keys``, ``title_filter`` and the documents' ``size``;
+#: 3 added ``versions``, ``arrivals`` and ``history_gap`` (an update of a layout-2 index adds them)
+PG_FORMAT = 3
+#: the layouts this hoprag reads: 2 is read as it is, and brought to 3 by its next update
+READ_FORMATS = (2, 3)
 SCHEMA_PREFIX = "hoprag_idx_"
 DEFAULT_NAME = "default"
 _NAME = re.compile(r"^[a-z0-9_]{1,32}$")
@@ -206,7 +216,19 @@ def schema_ddl(schema: str, dim: int | None) -> list[str]:
         f"CREATE TABLE {s}.acl_levels (acl_level text PRIMARY KEY, documents int NOT NULL, chunks int NOT NULL)",
         f"CREATE TABLE {s}.title_keys (key text NOT NULL, doc_pos int NOT NULL)",
         f"CREATE TABLE {s}.title_filter (hashes int NOT NULL, bits bytea NOT NULL)",
+        *history_ddl(schema),
     ]
+
+
+def history_ddl(schema: str) -> list[str]:
+    """The history tables (layout 3): a build creates them empty, an update of a layout-2 index adds them."""
+    s = quote(schema)
+    # record: the canonical JSON text, byte for byte the local history's (a snapshot's cache key hashes it)
+    return [f"CREATE TABLE IF NOT EXISTS {s}.versions (seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
+            "id text NOT NULL, record text NOT NULL, start text, until text NOT NULL, ended text NOT NULL, "
+            "at text NOT NULL, arrived text)",
+            f"CREATE TABLE IF NOT EXISTS {s}.arrivals (id text PRIMARY KEY, at text NOT NULL)",
+            f"CREATE TABLE IF NOT EXISTS {s}.history_gap (until text NOT NULL)"]
 
 
 def index_ddl(schema: str, dim: int | None) -> list[str]:

@@ -40,7 +40,7 @@ from hoprag.index.contract import Index, IndexStats
 from hoprag.index.filters import FILTER_FIELDS
 from hoprag.index.hybrid import HybridRetriever
 from hoprag.index.pg_corpus import PgChunks, PgCorpus, PgDocuments
-from hoprag.index.pg_schema import PG_FORMAT, Connections, PgTarget, parse_target, quote
+from hoprag.index.pg_schema import PG_FORMAT, READ_FORMATS, Connections, PgTarget, parse_target, quote
 from hoprag.index.store import DENSE_FIX, MODES, DenseInfo, IndexManifest, config_hash
 from hoprag.records import Chunk, Hit
 
@@ -357,12 +357,12 @@ def open_pg_index(url: str) -> PgIndex:
             pool.close()
             raise IndexLoadError(f"{target.display}: no index named '{target.name}' in this database. Fix: {fix}")
         row = conn.execute(f"SELECT format, body, avgdl FROM {quote(target.schema)}.manifest WHERE id = 1").fetchone()
-        if row is not None and row[0] == PG_FORMAT:
+        if row is not None and row[0] in READ_FORMATS:
             levels = conn.execute(f"SELECT acl_level, documents, chunks FROM {quote(target.schema)}.acl_levels").fetchall()
-    if row is None or row[0] != PG_FORMAT:
+    if row is None or row[0] not in READ_FORMATS:
         pool.close()
         raise IndexLoadError(f"{target.display}: index layout {row[0] if row else 'unknown'}, this hoprag reads "
-                             f"{PG_FORMAT}. Fix: rebuild it from its corpus with "
+                             f"{READ_FORMATS[0]} to {PG_FORMAT}. Fix: rebuild it from its corpus with "
                              f"`hoprag index CORPUS --out {target.display}`")
     _, body, avgdl = row
     try:

@@ -12,7 +12,9 @@ same transaction:
 - ``terms``: each touched term's ``df`` moved by the delta (a term no chunk holds any more is
   dropped), every ``idf`` recomputed from the new chunk count by the build's statement;
   ``term_levels`` and ``acl_levels`` moved by their deltas; ``title_filter`` rebuilt from every key;
-- ``manifest``: counts, ``avgdl``, the corpus hash of the new order and one more change-log entry.
+- ``manifest``: counts, ``avgdl``, the corpus hash of the new order and one more change-log entry;
+- ``versions`` and ``arrivals``: the replaced and deleted versions with their valid time, for
+  ``--as-of`` (:mod:`hoprag.index.pg_history`; a layout-2 index gets the tables here).
 
 Kept rows keep their positions and the new ones take positions after the last: positions keep the
 corpus order (ties still break as in a rebuild) without the dense numbering a rebuild gives, so no
@@ -41,7 +43,8 @@ from hoprag.index.corpus_db import canonical_record
 from hoprag.index.entities import title_key
 from hoprag.index.manifest import IndexManifest, IndexUpdate, config_hash
 from hoprag.index.pg_load import BATCH, IDF_SQL, PgLoader, Progress
-from hoprag.index.pg_schema import PG_FORMAT, Connections, PgTarget, parse_target, quote
+from hoprag.index.pg_history import record_pg_update
+from hoprag.index.pg_schema import PG_FORMAT, READ_FORMATS, Connections, PgTarget, parse_target, quote
 from hoprag.index.update import UpdateResult
 from hoprag.index.update_plan import UpdatePlan, plan_update
 from hoprag.records import Chunk, Document
@@ -101,9 +104,9 @@ def _manifest_row(conn: Any, target: PgTarget, *, lock: bool = False) -> tuple[I
     row = conn.execute(f"SELECT format, body, avgdl FROM {quote(target.schema)}.manifest WHERE id = 1"
                        + (" FOR UPDATE" if lock else "")).fetchone()
     fix = f"rebuild it from its corpus with `hoprag index CORPUS --out {target.display}`"
-    if row is None or row[0] != PG_FORMAT:
+    if row is None or row[0] not in READ_FORMATS:  # layout 2 is brought to PG_FORMAT by the update
         raise IndexLoadError(f"{target.display}: index layout {row[0] if row else 'unknown'}, this hoprag updates "
-                             f"{PG_FORMAT}. Fix: {fix}")
+                             f"{READ_FORMATS[0]} to {PG_FORMAT}. Fix: {fix}")
     try:
         manifest = IndexManifest.model_validate(row[1])
     except ValueError:
@@ -132,6 +135,8 @@ def _update(conn: Any, target: PgTarget, documents: Iterable[Document], deletes:
                   previous_corpus_hash=old.corpus_hash, previous_artifact_id=old.artifact_id)
     tally = _Tally(tokens=round(avgdl * old.chunk_count), acl_classes=Counter(old.acl_classes))
     vocab = dict(conn.execute(f"SELECT term, id FROM {s}.terms").fetchall())
+    # the versions leaving, kept for --as-of before their rows go: in this transaction, so never one without the other
+    record_pg_update(conn, target, plan, updated_before=bool(old.updates), at=record["at"])
     _remove(conn, s, target, plan, vocab, old.config.tokenizer(), tally)
     if progress:
         progress("write", 1, 4)

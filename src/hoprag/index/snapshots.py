@@ -23,7 +23,14 @@ updated is, at every instant, its own replay.
 
 The caller's clearance applies to a snapshot as to the current index: its documents keep their own
 ``acl`` classes. Without ``--as-of`` nothing here runs: a search reads the current index, every
-document it holds whatever its dates. A PostgreSQL index keeps no history and is refused.
+document it holds whatever its dates.
+
+A PostgreSQL index keeps the same history in its schema (:mod:`hoprag.index.pg_history`), and its
+snapshot is selected by the same :func:`snapshot_at` (both stores are a :class:`VersionSource`). When
+the snapshot is the whole current index, PostgreSQL is searched; otherwise the snapshot is built, with
+the index's own config, into a local index cached on this machine under
+``$XDG_CACHE_HOME/hoprag/pg-snapshots/<index>/<hash>/`` (``~/.cache/hoprag`` without
+``XDG_CACHE_HOME``; ``<index>`` hashes the server, database and index name; eight kept per index).
 """
 
 from __future__ import annotations
@@ -34,15 +41,16 @@ import json
 import os
 import shutil
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, Protocol
+from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 
-from hoprag.errors import ConfigError, IndexLoadError, InputError
+from hoprag.errors import IndexLoadError, InputError
 from hoprag.index.contract import Index
 from hoprag.index.corpus_db import DB_FILE
 from hoprag.index.history import Version, arrivals, read_versions
@@ -51,9 +59,11 @@ from hoprag.index.pg_schema import is_pg_url
 from hoprag.index.valid_time import own_interval, show
 from hoprag.records import Document
 
-__all__ = ["SNAPSHOTS_DIR", "Snapshot", "open_as_of", "snapshot_at"]
+__all__ = ["PG_SNAPSHOTS_DIR", "SNAPSHOTS_DIR", "Snapshot", "VersionSource", "cache_root", "open_as_of", "snapshot_at"]
 
 SNAPSHOTS_DIR = "snapshots"
+#: under :func:`cache_root`: one folder per PostgreSQL index, holding its snapshots' builds
+PG_SNAPSHOTS_DIR = "pg-snapshots"
 #: valid: the documents in force at the instant (--as-of); recorded: those the index held then (a replay)
 Axis = Literal["valid", "recorded"]
 _KEEP = 8
@@ -79,38 +89,77 @@ class Snapshot:
         return not self.versions and bool(self.current.all())
 
 
-def snapshot_at(directory: Path, at: datetime, *, axis: Axis = "valid") -> Snapshot:
-    """Which documents of the index at ``directory`` (current and retired) are in the snapshot at ``at``:
-    those valid then (``axis="valid"``), or those the index held then (``"recorded"``: received by the
-    build or an update before ``at``, not yet replaced or deleted)."""
-    arrived = arrivals(directory)
+class VersionSource(Protocol):
+    """What a snapshot is selected from, whichever store keeps the index: a local directory
+    (:class:`_LocalSource`) or PostgreSQL (:class:`hoprag.index.pg_history.PgHistory`)."""
+
+    def current_fields(self) -> Iterable[tuple[Any, ...]]:
+        """``(id, timestamp, valid_from, effective_date, valid_until)`` of each current document, in order."""
+
+    def versions(self) -> list[Version]:
+        """The retired versions, oldest retirement first."""
+
+    def arrivals(self) -> dict[str, datetime]:
+        """id -> when an update added the current version (ids an update added only)."""
+
+    def current_records(self) -> Iterator[str]:
+        """The canonical record of each current document, in order."""
+
+
+class _LocalSource:
+    """A local index directory's documents (``corpus.sqlite``) and history (``history/``)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def _select(self, sql: str) -> Iterator[tuple[Any, ...]]:
+        try:
+            conn = sqlite3.connect(f"file:{self.directory / DB_FILE}?mode=ro", uri=True)
+            try:
+                yield from conn.execute(sql)
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            raise IndexLoadError(f"{self.directory}: {DB_FILE} unreadable ({exc}). Fix: rebuild the index with "
+                                 f"`hoprag index CORPUS --out {self.directory}`") from None
+
+    def current_fields(self) -> Iterator[tuple[Any, ...]]:
+        return self._select("SELECT id, timestamp, json_extract(record, '$.metadata.valid_from'), "
+                            "json_extract(record, '$.metadata.effective_date'), "
+                            "json_extract(record, '$.metadata.valid_until') FROM documents ORDER BY pos")
+
+    def versions(self) -> list[Version]:
+        return read_versions(self.directory)
+
+    def arrivals(self) -> dict[str, datetime]:
+        return arrivals(self.directory)
+
+    def current_records(self) -> Iterator[str]:
+        return (record for (record,) in self._select("SELECT record FROM documents ORDER BY pos"))
+
+
+def snapshot_at(source: Path | VersionSource, at: datetime, *, axis: Axis = "valid") -> Snapshot:
+    """Which documents of an index (a local directory, or any :class:`VersionSource`), current and
+    retired, are in the snapshot at ``at``: those valid then (``axis="valid"``), or those the index held
+    then (``"recorded"``: received by the build or an update before ``at``, not yet replaced or
+    deleted). The one selection both stores use."""
+    source = _LocalSource(source) if isinstance(source, Path) else source
+    arrived = source.arrivals()
     starts: list[datetime | None] = []
     chosen: list[bool] = []
     taken: set[str] = set()
-    try:
-        conn = sqlite3.connect(f"file:{directory / DB_FILE}?mode=ro", uri=True)
-        try:
-            rows = conn.execute(
-                "SELECT id, timestamp, json_extract(record, '$.metadata.valid_from'), "
-                "json_extract(record, '$.metadata.effective_date'), json_extract(record, '$.metadata.valid_until') "
-                "FROM documents ORDER BY pos")
-            for doc_id, timestamp, valid_from, effective, until in rows:
-                if axis == "recorded":
-                    start, end = arrived.get(doc_id), None
-                else:
-                    metadata = {"valid_from": valid_from, "effective_date": effective, "valid_until": until}
-                    start, end = own_interval(timestamp, metadata)
-                    start = start or arrived.get(doc_id)
-                starts.append(start)
-                chosen.append((start is None or start <= at) and (end is None or at < end))
-                if chosen[-1]:
-                    taken.add(doc_id)
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        raise IndexLoadError(f"{directory}: {DB_FILE} unreadable ({exc}). Fix: rebuild the index with "
-                             f"`hoprag index CORPUS --out {directory}`") from None
-    history = read_versions(directory)
+    for doc_id, timestamp, valid_from, effective, until in source.current_fields():
+        if axis == "recorded":
+            start, end = arrived.get(doc_id), None
+        else:
+            metadata = {"valid_from": valid_from, "effective_date": effective, "valid_until": until}
+            start, end = own_interval(timestamp, metadata)
+            start = start or arrived.get(doc_id)
+        starts.append(start)
+        chosen.append((start is None or start <= at) and (end is None or at < end))
+        if chosen[-1]:
+            taken.add(doc_id)
+    history = source.versions()
     starts.extend((v.arrived if axis == "recorded" else v.start) for v in history)
     first = None if any(s is None for s in starts) else min((s for s in starts if s is not None), default=None)
     # a version given out of time order (a backdated correction) could overlap an older one: an id is in
@@ -124,53 +173,93 @@ def snapshot_at(directory: Path, at: datetime, *, axis: Axis = "valid") -> Snaps
 
 
 def open_as_of(target: str | os.PathLike[str], at: datetime, *, axis: Axis = "valid",
-               on_build: Callable[[Snapshot, Path], None] | None = None) -> tuple[Index, str]:
-    """``(index, location)`` of the snapshot of the index at ``target`` valid at ``at``: the current
-    index when nothing differs, else the cached build of the snapshot (built first, ``on_build`` told,
-    when not cached). ``location`` opens the same index in another process (a Ray worker)."""
+               on_build: Callable[[Snapshot, Path], None] | None = None, flag: str = "--as-of") -> tuple[Index, str]:
+    """``(index, location)`` of the snapshot of the index at ``target`` (a directory or a PostgreSQL
+    URL) valid at ``at``: the current index when nothing differs, else the cached build of the snapshot
+    (built first, ``on_build`` told, when not cached). ``location`` opens the same index in another
+    process (a Ray worker)."""
     from hoprag.index.store import load_index
 
     text = os.fspath(target)
     if is_pg_url(text):
-        raise ConfigError("--as-of reads the versions a local index keeps, and a PostgreSQL index keeps none. "
-                          "Fix: search a local index (`hoprag index CORPUS --out DIR`, updated with --update), "
-                          "or leave --as-of out")
+        return _open_pg_as_of(text, at, axis, on_build, flag)
     directory = Path(text)
     index = load_index(directory)  # says what is wrong with the directory, with the fix
-    snapshot = snapshot_at(directory, at, axis=axis)
-    if snapshot.count == 0:
-        since = f" (the earliest document is valid from {show(snapshot.first)})" if snapshot.first else ""
-        raise InputError(f"no documents valid at {show(at)}{since}", source=str(directory),
-                         fix="pass a later --as-of date, or leave --as-of out to search the current index")
+    source = _LocalSource(directory)
+    snapshot = _nonempty(snapshot_at(source, at, axis=axis), str(directory), flag)
     if snapshot.whole:
         return index, str(directory.resolve())
-    cache = _cached(directory, index.manifest, snapshot, on_build)
+    cache = _cached(directory / SNAPSHOTS_DIR, source, index.manifest, snapshot, on_build, where=str(directory),
+                    fix=f"make the index directory writable (the snapshot is cached under {SNAPSHOTS_DIR}/ there), "
+                        "or search a writable copy of it")
     return load_index(cache), str(cache.resolve())
 
 
-def _records(directory: Path, snapshot: Snapshot) -> Iterator[str]:
-    """The canonical records of the snapshot's documents, in its order."""
-    conn = sqlite3.connect(f"file:{directory / DB_FILE}?mode=ro", uri=True)
+def _open_pg_as_of(url: str, at: datetime, axis: Axis, on_build: Callable[[Snapshot, Path], None] | None,
+                   flag: str) -> tuple[Index, str]:
+    """The PostgreSQL index at ``url`` when the snapshot is all of it, else the snapshot's build, cached
+    on this machine under :func:`cache_root` (keyed by the index's server, database and name)."""
+    from hoprag.index.pg_history import PgHistory
+    from hoprag.index.pg_store import open_pg_index
+    from hoprag.index.store import load_index
+
+    index = open_pg_index(url)
     try:
-        keep = snapshot.current.tolist()
-        for pos, record in conn.execute("SELECT pos, record FROM documents ORDER BY pos"):
-            if keep[pos]:
-                yield record
-    finally:
-        conn.close()
+        source = PgHistory(index.pool, len(index.manifest.updates))
+        source.check(at, flag)
+        snapshot = _nonempty(snapshot_at(source, at, axis=axis), index.target.display, flag)
+        if snapshot.whole:
+            return index, url
+        root = cache_root() / PG_SNAPSHOTS_DIR / _pg_identity(index.target.conninfo, index.target.name)
+        cache = _cached(root, source, index.manifest, snapshot, on_build, where=index.target.display,
+                        fix=f"make {root} writable, or set XDG_CACHE_HOME to a writable directory")
+    except BaseException:
+        index.close()
+        raise
+    index.close()
+    return load_index(cache), str(cache.resolve())
+
+
+def cache_root() -> Path:
+    """Where snapshots of PostgreSQL indexes are built: ``$XDG_CACHE_HOME/hoprag``, else ``~/.cache/hoprag``."""
+    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(base) if base else Path.home() / ".cache") / "hoprag"
+
+
+def _pg_identity(conninfo: str, name: str) -> str:
+    """The index's server, port, database and name, hashed (neither user nor password is part of it)."""
+    parts = urlsplit(conninfo)
+    server = f"{parts.hostname or ''}:{parts.port or ''}{parts.path}?{parse_qs(parts.query).get('host', [''])[0]}"
+    return hashlib.sha256(f"{server}#{name}".encode("utf-8")).hexdigest()[:16]
+
+
+def _nonempty(snapshot: Snapshot, where: str, flag: str) -> Snapshot:
+    if snapshot.count == 0:
+        since = f" (the earliest document is valid from {show(snapshot.first)})" if snapshot.first else ""
+        raise InputError(f"no documents valid at {show(snapshot.at)}{since}", source=where,
+                         fix=f"pass a later {flag} date, or leave {flag} out to search the current index")
+    return snapshot
+
+
+def _records(source: VersionSource, snapshot: Snapshot) -> Iterator[str]:
+    """The canonical records of the snapshot's documents, in its order."""
+    keep = snapshot.current.tolist()
+    for pos, record in enumerate(source.current_records()):
+        if keep[pos]:
+            yield record
     for version in snapshot.versions:
         yield version.record
 
 
-def _cached(directory: Path, manifest: IndexManifest, snapshot: Snapshot,
-            on_build: Callable[[Snapshot, Path], None] | None) -> Path:
+def _cached(root: Path, source: VersionSource, manifest: IndexManifest, snapshot: Snapshot,
+            on_build: Callable[[Snapshot, Path], None] | None, *, where: str, fix: str) -> Path:
     from hoprag.index.store import build_index, load_index
 
     digest = hashlib.sha256(config_hash(manifest.config).encode("ascii"))
-    for record in _records(directory, snapshot):
+    for record in _records(source, snapshot):
         digest.update(record.encode("utf-8"))
         digest.update(b"\n")
-    cache = directory / SNAPSHOTS_DIR / digest.hexdigest()[:20]
+    cache = root / digest.hexdigest()[:20]
     if (cache / MANIFEST).is_file():
         try:
             load_index(cache)
@@ -180,16 +269,15 @@ def _cached(directory: Path, manifest: IndexManifest, snapshot: Snapshot,
             pass  # a damaged cache is built again
     if on_build is not None:
         on_build(snapshot, cache)
-    documents = (Document.from_dict(json.loads(record)) for record in _records(directory, snapshot))
+    documents = (Document.from_dict(json.loads(record)) for record in _records(source, snapshot))
     try:
+        # build_index writes beside the target and renames it into place: a killed build leaves no cache entry
         build_index(documents, cache, manifest.config)
     except OSError as exc:
         if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
             raise
-        raise InputError("cannot write the snapshot's index into the index directory", source=str(directory),
-                         fix="make the index directory writable (the snapshot is cached under "
-                             f"{SNAPSHOTS_DIR}/ there), or search a writable copy of it") from None
-    _prune(directory / SNAPSHOTS_DIR, keep=cache)
+        raise InputError("cannot write the snapshot's index", source=where, fix=fix) from None
+    _prune(root, keep=cache)
     return cache
 
 
