@@ -41,6 +41,28 @@ def test_scores_and_parameters_equal_the_imported_path(method: str) -> None:
         assert data[0] == pytest.approx(idf * 1 / (k1 * (1 - b + b * 4 / 4) + 1), rel=1e-6)
 
 
+@pytest.mark.parametrize("method", ["lucene", "robertson", "atire", "bm25l", "bm25+"])
+def test_scores_read_from_the_tf_table_equal_the_entry_by_entry_arithmetic(method: str, monkeypatch) -> None:
+    """Every (tf, length) pair from 1 to 40 and 0 to 300 over 97 terms, in several slices: the table
+    path's float32 scores are the per-entry loop's bit for bit (the loop forced by a table cap of 0)."""
+    import hoprag.index.bm25_build as bm25_build
+
+    monkeypatch.setattr(bm25_build, "_SLICE", 1000)
+    lengths = np.arange(301, dtype=np.int64)
+    tf_grid, row_grid = np.meshgrid(np.arange(1, 41, dtype=np.uint16), np.arange(301), indexing="ij")
+    cols = np.arange(tf_grid.size) % 97
+    order = np.argsort(cols, kind="stable")
+    rows, tfs, cols = row_grid.ravel()[order], tf_grid.ravel()[order], cols[order]
+    df = np.bincount(cols, minlength=97)
+    bm25 = {**BM25Params().model_dump(), "method": method}
+    by_table, nonoccurrence, _ = score_entries(rows, cols, tfs, lengths, df, lengths.size, bm25)
+    monkeypatch.setattr(bm25_build, "_TABLE_MAX", 0)
+    by_entry, nonoccurrence_again, _ = score_entries(rows, cols, tfs, lengths, df, lengths.size, bm25)
+    assert by_table.dtype == by_entry.dtype == np.float32
+    assert by_table.tobytes() == by_entry.tobytes()
+    assert (nonoccurrence is None) == (method not in ("bm25l", "bm25+"))
+
+
 def test_an_index_scored_by_another_version_or_with_other_parameters_imports_bm25s() -> None:
     bm25 = BM25Params().model_dump()
     _, _, params = score_entries(ROWS, COLS, TFS, LENGTHS, DF, 3, bm25)

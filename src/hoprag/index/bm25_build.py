@@ -28,6 +28,7 @@ __all__ = ["WORD_RUNS", "BM25Builder", "assemble", "narrow_tf", "score_entries"]
 #: a word character), so its ``\b`` checks never reject anything; without them the scan is 25 % faster
 WORD_RUNS = r"\w\w+"
 _SLICE = 1 << 18  # (chunk, term) pairs scored at a time: caps the float64 temporaries (2 MB each)
+_TABLE_MAX = 1 << 20  # (tf, length) pairs the tf component table may hold (8 MB)
 
 
 class _Vocabulary(dict):  # type: ignore[type-arg]
@@ -189,7 +190,9 @@ def score_entries(
         )
     tfc = _select_tfc_scorer(model.method)
     data = np.empty(rows.size, dtype=model.dtype)
-    for lo in range(0, rows.size, _SLICE):
+    scored = _scored_by_table(tfs, lengths, data, rows, cols, idf, nonoccurrence,
+                              lambda tf, length: tfc(tf_array=tf, l_d=length, l_avg=avg_doc_len, k1=k1, b=b, delta=delta))
+    for lo in range(0, 0 if scored else rows.size, _SLICE):
         r, c = rows[lo : lo + _SLICE], cols[lo : lo + _SLICE]
         # bm25s scores document by document with a scalar length; the same float64 arithmetic
         # element-wise gives the same float32 scores
@@ -202,6 +205,42 @@ def score_entries(
               "idf_method": model.idf_method, "dtype": model.dtype, "int_dtype": model.int_dtype,
               "version": version, "backend": model.backend}
     return data, nonoccurrence, params
+
+
+def _scored_by_table(tfs: np.ndarray, lengths: np.ndarray, data: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+                     idf: np.ndarray, nonoccurrence: np.ndarray | None, tfc: Any) -> bool:
+    """Fill ``data`` as :func:`score_entries`'s loop would, reading the tf component from a table over
+    every (tf, chunk length) pair up to the largest of each; ``False`` (nothing done) when that table
+    would be large. The loop computes ``idf[term] * tfc(tf, length)`` in float64 element by element,
+    so the table's values are its values and the scores are equal bit for bit; a matrix has millions
+    of entries but a few thousand distinct pairs, and the per-entry float64 arithmetic was most of
+    the scoring (65 to 35 ms at 100k chunks)."""
+    if not rows.size or lengths.dtype.kind not in "iu" or tfs.dtype.kind not in "iu":
+        return False
+    top_tf, width = int(tfs.max()), int(lengths.max()) + 1
+    if int(lengths.min()) < 0 or (top_tf + 1) * width > _TABLE_MAX:
+        return False
+    # float32 tf and the lengths' own dtype, as the loop passes them
+    table = tfc(np.repeat(np.arange(top_tf + 1, dtype=np.float32), width),
+                np.tile(np.arange(width, dtype=lengths.dtype), top_tf + 1))
+    if table.dtype != np.float64 or idf.dtype != np.float32:
+        return False  # another promotion than the loop's float32 idf times float64 tfc: left to the loop
+    short = lengths.astype(np.int32)
+    key = np.empty(min(_SLICE, rows.size), dtype=np.int32)
+    part = np.empty(key.size, dtype=np.float64)
+    weight = np.empty(key.size, dtype=np.float32)
+    for lo in range(0, rows.size, _SLICE):
+        hi = min(lo + _SLICE, rows.size)
+        k, p, w = key[: hi - lo], part[: hi - lo], weight[: hi - lo]
+        np.take(short, rows[lo:hi], out=k)
+        k += tfs[lo:hi].astype(np.int32) * np.int32(width)
+        np.take(table, k, out=p)
+        np.take(idf, cols[lo:hi], out=w)
+        p *= w  # float32 idf times float64 tfc, as the loop's idf[c] * tfc(...)
+        if nonoccurrence is not None:
+            p -= nonoccurrence[cols[lo:hi]]
+        data[lo:hi] = p
+    return True
 
 
 def assemble(

@@ -34,7 +34,7 @@ import shutil
 import sqlite3
 import time
 from collections import Counter
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -58,7 +58,7 @@ from hoprag.index.store import BM25_DIR, MANIFEST, LoadedIndex, build_index, loa
 from hoprag.index.update_plan import UpdatePlan, plan_update
 from hoprag.ingest.chunking import chunk_document
 from hoprag.locks import FileLockedError, exclusive_lock
-from hoprag.records import Document
+from hoprag.records import Chunk, Document
 
 __all__ = ["UpdateResult", "update_index"]
 
@@ -149,29 +149,38 @@ def _apply(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, keep
     graph = None
     if old.graph is not None:  # first: a worker reads the kept mentions while the rows are copied
         graph = graph_for_update(target, old.graph, keep_chunks, keep_docs, db, len(plan.fresh))
-    # the corpus hash in a thread: SQLite reads and SHA-256 of large buffers run without the interpreter lock
-    hashing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hoprag-corpus-hash")
-    corpus_hash = hashing.submit(_corpus_hash, target / DB_FILE, keep_docs, [record for _, record in plan.fresh])
-    hashing.shutdown(wait=False)
+    # the corpus hash and the copy of the kept rows in threads, while the new documents are analysed
+    # here: SQLite, SHA-256 of large buffers and the file copy run without the interpreter lock
+    background = ThreadPoolExecutor(max_workers=2, thread_name_prefix="hoprag-update")
+    corpus_hash = background.submit(_corpus_hash, target / DB_FILE, keep_docs, [record for _, record in plan.fresh])
+    copied = background.submit(_copy_kept_rows, target / DB_FILE, stage / DB_FILE, keep_docs, keep_chunks)
+    background.shutdown(wait=False)
     try:
-        _copy_kept_rows(target / DB_FILE, stage / DB_FILE, keep_docs, keep_chunks)
         new_doc = np.cumsum(keep_docs) - 1
         acl_names = [db.acl_names[c] for c in np.asarray(db.doc_acl)[keep_docs].tolist()]
-        writer = CorpusWriter(stage, after=(new_doc[chunk_doc[keep_chunks]].astype(np.int32), acl_names))
+        kept_acl = list(acl_names)  # acl_names gains the new documents' before the writer is opened
+
+        def open_writer() -> CorpusWriter:
+            copied.result()  # the new rows go after the kept ones
+            return CorpusWriter(stage, after=(new_doc[chunk_doc[keep_chunks]].astype(np.int32), kept_acl))
+
         tokenizer = index.bm25.tokenizer  # the stopword list the index saved: bm25s's list is not imported again
         builder = BM25Retriever.builder(config.bm25, tokenizer)
         builder.seed({term: tid for term, tid in sorted(index.bm25.model.vocab_dict.items(), key=lambda kv: kv[1])
                       if term})
-        return _analyse(stage, target, index, plan, keep_chunks, writer, builder, tokenizer, graph, acl_names,
+        return _analyse(stage, target, index, plan, keep_chunks, open_writer, builder, tokenizer, graph, acl_names,
                         record, started, progress, executor, corpus_hash)
     except BaseException:
         if graph is not None:
             graph.abort()
+        if not copied.cancel():
+            wait([copied])  # the stage is discarded: not while the copy still writes into it
         raise
 
 
 def _analyse(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, keep_chunks: np.ndarray,
-             writer: CorpusWriter, builder: Any, tokenizer: Any, graph: GraphWorker | IncrementalGraph | None, acl_names: list[str],
+             open_writer: Callable[[], CorpusWriter], builder: Any, tokenizer: Any,
+             graph: GraphWorker | IncrementalGraph | None, acl_names: list[str],
              record: dict[str, Any], started: float, progress: Progress | None, executor: Any,
              corpus_hash: Future[str]) -> IndexManifest:
     """The new documents chunked, written, tokenised and scanned; BM25, graph and vectors of the result."""
@@ -179,22 +188,26 @@ def _analyse(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, ke
     config = old.config
     texts: list[str] = []
     dense_texts: list[str] = []
+    rows: list[tuple[Document, str, Sequence[Chunk]]] = []  # written once the kept rows are copied
+    for i, (doc, stored) in enumerate(plan.fresh, start=1):
+        chunks = chunk_document(doc, config.chunk)
+        rows.append((doc, stored, chunks))
+        if graph is not None:
+            graph.add(chunks, doc.title)
+        acl_names.append(doc.acl)
+        texts.extend(index_text(c, doc.title) for c in chunks)
+        if len(texts) >= BATCH:
+            builder.add(texts, ordered=True)
+            dense_texts.extend(texts if config.dense else ())
+            texts = []
+        if progress:
+            progress("chunk", i, len(plan.fresh))
+    builder.add(texts, ordered=True)
+    dense_texts.extend(texts if config.dense else ())
+    writer = open_writer()
     try:
-        for i, (doc, stored) in enumerate(plan.fresh, start=1):
-            chunks = chunk_document(doc, config.chunk)
-            writer.add(doc, stored, chunks)
-            if graph is not None:
-                graph.add(chunks, doc.title)
-            acl_names.append(doc.acl)
-            texts.extend(index_text(c, doc.title) for c in chunks)
-            if len(texts) >= BATCH:
-                builder.add(texts, ordered=True)
-                dense_texts.extend(texts if config.dense else ())
-                texts = []
-            if progress:
-                progress("chunk", i, len(plan.fresh))
-        builder.add(texts, ordered=True)
-        dense_texts.extend(texts if config.dense else ())
+        for row in rows:
+            writer.add(*row)
         if not writer.chunks:
             raise EmptyCorpusError("after the update the index would hold no chunks", source=str(target),
                                    fix="keep or add documents with non-empty 'text'")
