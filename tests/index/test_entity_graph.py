@@ -46,6 +46,9 @@ def test_chunk_entities_title_mentions_and_titles_inside_longer_names() -> None:
     assert chunk_entities("The Canadian Rush Tour began.", title_keys={"rush"}) == {
         "canadian rush tour": "entity", "rush": "title"}
     assert title_key("The Beatles (band)") == "beatles"
+    # HotpotQA keeps HTML entities in some titles; the key reads them as a passage writes them
+    assert title_key("Mitchells &amp; Butlers") == "mitchells & butlers"
+    assert title_key('The &quot;Human&quot; Factor (1975 film)') == '"human" factor'
 
 
 def test_graph_matrices_by_hand() -> None:

@@ -13,6 +13,7 @@ document's title first.
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Collection
 from functools import lru_cache
@@ -122,7 +123,10 @@ _MAX_TITLE_WORDS = 6
 def title_key(title: str) -> str:
     """A document title as a link target: folded, without a trailing "(disambiguation)" or article.
 
-    Cached: the engine keys the same titles and mentions again at every hop of every question."""
+    Cached: the engine keys the same titles and mentions again at every hop of every question.
+    HTML entities some benchmark titles keep ("Mitchells &amp; Butlers") read as the text writes them."""
+    if "&" in title:
+        title = html.unescape(title)
     key = fold(_PARENTHETICAL.sub("", title) if "(" in title else title).strip(" .,;:'\"")
     if key.startswith(_ARTICLES):
         for article in _ARTICLES:
