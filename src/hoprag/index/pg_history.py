@@ -15,10 +15,11 @@ from them exactly as from a local index's (one selection for both stores).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from hoprag.errors import InputError
+from hoprag.errors import IndexLoadError, InputError
 from hoprag.index.corpus_db import canonical_record
 from hoprag.index.history import Version, arrivals_from_rows, retire, versions_from_rows
 from hoprag.index.pg_schema import PG_FORMAT, Connections, PgTarget, history_ddl, quote
@@ -68,18 +69,42 @@ def _has_history(conn: Any, target: PgTarget) -> bool:
 class PgHistory:
     """What a snapshot of a PostgreSQL index is selected from: its current documents' dates, its
     retired versions and arrivals, and the canonical records of both (the
-    :class:`~hoprag.index.snapshots.VersionSource` of this store)."""
+    :class:`~hoprag.index.snapshots.VersionSource` of this store).
+
+    Everything is read in one read-only ``REPEATABLE READ`` transaction on a connection of its own:
+    the documents are streamed more than once (their dates, then the records of those selected by
+    position), and an update committed meanwhile must not shift one against the other. :meth:`close`
+    ends it."""
 
     def __init__(self, pool: Connections, updates: int) -> None:
-        self.pool = pool
+        import psycopg
+
         self.target = pool.target
         self.where = pool.target.display
         self._s = quote(pool.target.schema)
-        with pool.borrow() as conn:
-            self._kept = _has_history(conn, self.target)
-            gap = conn.execute(f"SELECT until FROM {self._s}.history_gap").fetchone() if self._kept else None
+        self._error = psycopg.Error
+        self._conn = pool.connect()
+        self._conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        self._conn.read_only = True
+        self._conn.autocommit = False
+        with self._reading():
+            self._kept = _has_history(self._conn, self.target)
+            gap = self._conn.execute(f"SELECT until FROM {self._s}.history_gap").fetchone() if self._kept else None
         self._gap = parse_instant(gap[0]) if gap else None
         self._updates = updates
+
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        try:
+            yield
+        except self._error as exc:
+            self.close()
+            raise IndexLoadError(f"the PostgreSQL index at {self.where} failed while its snapshot was read "
+                                 f"({str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}). "
+                                 "Fix: check the server is up, then search again") from None
+
+    def close(self) -> None:
+        self._conn.close()  # the read-only transaction ends with it
 
     def check(self, at: datetime, flag: str) -> None:
         """Refuse an instant before this index kept its versions (updates made on layout 2)."""
@@ -94,36 +119,35 @@ class PgHistory:
                              f"{show(at)} is before that", source=self.where,
                              fix=f"pass {flag} {show(self._gap)} or later, or {fix}")
 
+    def _stream(self, sql: str, name: str) -> Iterator[tuple[Any, ...]]:
+        with self._reading(), self._conn.cursor(name=name) as cursor:
+            cursor.execute(sql)
+            while rows := cursor.fetchmany(1024):
+                yield from rows
+
     def current_fields(self) -> Iterator[tuple[Any, ...]]:
         """``(id, timestamp, valid_from, effective_date, valid_until)`` of each current document, in order."""
-        # a server-side cursor lives in a transaction (the pool's connections autocommit)
-        with self.pool.borrow() as conn, conn.transaction(), conn.cursor(name="hoprag_snapshot_dates") as cursor:
-            # -> keeps a date's JSON type: a number stays a number, as a local index's json_extract gives it
-            cursor.execute(f"SELECT id, body->>'timestamp', body->'metadata'->'valid_from', "
-                           f"body->'metadata'->'effective_date', body->'metadata'->'valid_until' "
-                           f"FROM {self._s}.documents ORDER BY pos")
-            while rows := cursor.fetchmany(4096):
-                yield from rows
+        # -> keeps a date's JSON type: a number stays a number, as a local index's json_extract gives it
+        return self._stream(f"SELECT id, body->>'timestamp', body->'metadata'->'valid_from', "
+                            f"body->'metadata'->'effective_date', body->'metadata'->'valid_until' "
+                            f"FROM {self._s}.documents ORDER BY pos", "hoprag_snapshot_dates")
 
     def versions(self) -> list[Version]:
         if not self._kept:
             return []
-        with self.pool.borrow() as conn:
-            rows = conn.execute(f"SELECT seq, id, record, start, until, ended, at, arrived FROM {self._s}.versions "
-                                "ORDER BY seq").fetchall()
+        with self._reading():
+            rows = self._conn.execute(f"SELECT seq, id, record, start, until, ended, at, arrived FROM {self._s}.versions "
+                                      "ORDER BY seq").fetchall()
         return versions_from_rows(rows, f"{self.where}: table versions",
                                   fix=f"rebuild the index with `hoprag index CORPUS --out {self.where}`")
 
     def arrivals(self) -> dict[str, datetime]:
         if not self._kept:
             return {}
-        with self.pool.borrow() as conn:
-            return arrivals_from_rows(conn.execute(f"SELECT id, at FROM {self._s}.arrivals").fetchall())
+        with self._reading():
+            return arrivals_from_rows(self._conn.execute(f"SELECT id, at FROM {self._s}.arrivals").fetchall())
 
     def current_records(self) -> Iterator[str]:
         """The canonical record of each current document, in order."""
-        with self.pool.borrow() as conn, conn.transaction(), conn.cursor(name="hoprag_snapshot_records") as cursor:
-            cursor.execute(f"SELECT body FROM {self._s}.documents ORDER BY pos")
-            while rows := cursor.fetchmany(1024):
-                for (body,) in rows:
-                    yield canonical_record(Document.from_dict(body))
+        for (body,) in self._stream(f"SELECT body FROM {self._s}.documents ORDER BY pos", "hoprag_snapshot_records"):
+            yield canonical_record(Document.from_dict(body))

@@ -206,13 +206,16 @@ def _open_pg_as_of(url: str, at: datetime, axis: Axis, on_build: Callable[[Snaps
     index = open_pg_index(url)
     try:
         source = PgHistory(index.pool, len(index.manifest.updates))
-        source.check(at, flag)
-        snapshot = _nonempty(snapshot_at(source, at, axis=axis), index.target.display, flag)
-        if snapshot.whole:
-            return index, url
-        root = cache_root() / PG_SNAPSHOTS_DIR / _pg_identity(index.target.conninfo, index.target.name)
-        cache = _cached(root, source, index.manifest, snapshot, on_build, where=index.target.display,
-                        fix=f"make {root} writable, or set XDG_CACHE_HOME to a writable directory")
+        try:
+            source.check(at, flag)
+            snapshot = _nonempty(snapshot_at(source, at, axis=axis), index.target.display, flag)
+            if snapshot.whole:
+                return index, url
+            root = cache_root() / PG_SNAPSHOTS_DIR / _pg_identity(index.target.conninfo, index.target.name)
+            cache = _cached(root, source, index.manifest, snapshot, on_build, where=index.target.display,
+                            fix=f"make {root} writable, or set XDG_CACHE_HOME to a writable directory")
+        finally:
+            source.close()
     except BaseException:
         index.close()
         raise
@@ -274,9 +277,10 @@ def _cached(root: Path, source: VersionSource, manifest: IndexManifest, snapshot
         # build_index writes beside the target and renames it into place: a killed build leaves no cache entry
         build_index(documents, cache, manifest.config)
     except OSError as exc:
-        if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+        if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR):
             raise
-        raise InputError("cannot write the snapshot's index", source=where, fix=fix) from None
+        raise InputError(f"cannot write the snapshot's index in {root} ({exc.strerror})", source=where,
+                         fix=fix) from None
     _prune(root, keep=cache)
     return cache
 
