@@ -44,6 +44,27 @@ def test_a_candidate_that_names_a_document_is_preferred():
     assert linked[0] == "Neil Peart"
 
 
+TWF = ("Thumb Wrestling Federation: TWF is an American children's live-action television series. It aired on "
+       "Cartoon Network in the United States, YTV in Canada, and BBC One, BBC Two and the CBBC in the United Kingdom.")
+
+
+def test_a_name_ending_in_the_noun_the_question_asks_for_keeps_its_novelty():
+    # HotpotQA: the network is the bridge, and its name ends in the question's own word "network"
+    question = "Thumb Wrestling Federation is on a network founded by who?"
+    plain = extract_bridges(TWF, question=question, own_title="Thumb Wrestling Federation", limit=10)
+    typed = extract_bridges(TWF, question=question, own_title="Thumb Wrestling Federation", limit=10, type_nouns=True)
+    score = {c.value: c.score for c in plain}
+    typed_score = {c.value: c.score for c in typed}
+    # novelty 1/2 ("network" is the question's) becomes 1/1: the score doubles, the others stay
+    assert typed_score["Cartoon Network"] == pytest.approx(2 * score["Cartoon Network"])
+    assert typed_score["United States"] == score["United States"]
+    assert "Cartoon Network" not in values(plain[:3]) and "Cartoon Network" in values(typed[:3])
+    # a capitalised question word is a name it gives, not a noun it asks for
+    named = extract_bridges(TWF, question="Is Cartoon Network on air?", own_title="Thumb Wrestling Federation",
+                            limit=10, type_nouns=True)
+    assert "Cartoon Network" not in values(named)
+
+
 def test_identifiers_and_dates_have_their_own_kinds():
     text = "Project Orion acquires Plan KP-214 (Tern Pro) for 400 aerial sensor units from 1 March 2026."
     found = {c.value: c.kind for c in extract_bridges(text, question="Which plan did Project Orion buy?", limit=10)}

@@ -10,6 +10,8 @@ surface shape and rank them by how much they add to the question:
 the question names is no bridge), ``position`` favours mentions early in the passage (encyclopaedic
 and contractual text states its key relations first), and the shape prior ranks quoted titles and
 identifiers above bare capitalised words. Candidates that repeat the passage's own title are dropped.
+A name that ends in a noun the question asks for in lower case ("Cartoon Network" for "on a network
+founded by who?") is not less novel for it: the noun says what kind of thing the bridge is.
 """
 
 from __future__ import annotations
@@ -72,6 +74,15 @@ def _value_facts(value: str, kind: str) -> tuple[list[str], str, str, str | None
             [t for t in value_tokens if t not in STOPWORDS])
 
 
+@lru_cache(maxsize=1024)
+def _lowercase_words(question: str) -> frozenset[str]:
+    """The question's content words written in lower case: the nouns it asks for ("network",
+    "river"), not the names it gives."""
+    return frozenset(
+        t for word in question.split() if word[:1].islower() for t in tokens(word) if t not in STOPWORDS
+    )
+
+
 def extract_bridges(
     text: str,
     *,
@@ -81,13 +92,17 @@ def extract_bridges(
     limit: int = 5,
     known_titles: Collection[str] = (),
     own_title: str = "",
+    type_nouns: bool = False,
 ) -> list[BridgeCandidate]:
     """Rank bridge candidates in ``text`` for ``question``; ``exclude`` holds values to skip (titles).
 
     ``known_titles`` holds :func:`title_key` forms of the corpus's document titles: a candidate
     that names a document (the way a hyperlink would) is boosted by ``TITLE_BOOST``.
+    ``type_nouns``: a name ending in a noun the question asks for in lower case ("Cartoon Network"
+    for "on a network founded by who?") keeps its full novelty: that noun says what the name is.
     """
     question_tokens = set(tokens(question))
+    asked = _lowercase_words(question) if type_nouns else frozenset()
     own_tokens = set(tokens(own_title))
     excluded = {title_key(e) for e in exclude if e} | ({title_key(own_title)} if own_title else set())
     best: dict[str, BridgeCandidate] = {}
@@ -102,7 +117,10 @@ def extract_bridges(
         if shaped is None:
             continue
         kind = shaped
-        novelty = sum(1 for t in content if t not in question_tokens) / len(content)
+        if len(content) > 1 and content[-1] in asked:
+            novelty = sum(1 for t in content[:-1] if t not in question_tokens) / (len(content) - 1)
+        else:
+            novelty = sum(1 for t in content if t not in question_tokens) / len(content)
         if novelty == 0.0:
             continue
         if own_tokens and set(content) <= own_tokens:

@@ -141,6 +141,7 @@ class BridgeExpander:
                 limit=self.per_evidence * 2,
                 known_titles=self.corpus.known_titles,
                 own_title=item.title,
+                type_nouns=True,
             )
             per_item.append([b for b in found if fold(b.value) not in used][: self.per_evidence])
         # Interleave so every item gets its best bridge before any item gets its second.
