@@ -94,7 +94,7 @@ def test_the_title_keys_an_update_carries_over_are_those_of_the_kept_documents(t
 def test_the_corpus_hash_of_the_kept_rows_is_the_hash_a_build_of_them_computes(tmp_path, kept) -> None:
     """The update hashes the kept records as SQLite concatenates them in runs (or row by row when
     they are scattered, as the third and last cases are): the value equals :func:`corpus_hash` over the kept documents, then the new."""
-    from hoprag.index.corpus_db import DB_FILE, canonical_record
+    from hoprag.index.corpus_db import canonical_record
     from hoprag.index.manifest import corpus_hash
     from hoprag.index.store import build_index
     from hoprag.index.update import _corpus_hash
@@ -103,7 +103,56 @@ def test_the_corpus_hash_of_the_kept_rows_is_the_hash_a_build_of_them_computes(t
     docs = [Document(id=f"d{i}", text=f"Kestrel Dynamics report {i}: the pilot ran {i} days.", title=f"Report {i}")
             for i in range(80)]
     new = Document(id="n", text="Tern Basic is a plan, café included.", title="Tern Basic")
-    build_index(docs, tmp_path / "ix")
+    manifest = build_index(docs, tmp_path / "ix")
     keep = np.array([c == "1" for c in kept])
     expected = corpus_hash([d for d, k in zip(docs, keep) if k] + [new])
-    assert _corpus_hash(tmp_path / "ix" / DB_FILE, keep, [canonical_record(new)]) == expected
+    assert _corpus_hash(tmp_path / "ix", manifest, keep, [canonical_record(new)]).hexdigest() == expected
+    (tmp_path / "ix" / "analysis" / "corpus_digest.json").unlink(missing_ok=True)  # the records digested again
+    assert _corpus_hash(tmp_path / "ix", manifest, keep, [canonical_record(new)]).hexdigest() == expected
+
+
+def test_an_update_that_only_adds_resumes_the_saved_digest_and_saves_what_a_build_saves(tmp_path, monkeypatch) -> None:
+    """The saved SHA-256 state finishes to the manifest's hash; after an add it is resumed (a state
+    that does not finish to the manifest's hash is not) and the stage gets the file a rebuild writes."""
+    import json
+
+    from hoprag.index import corpus_digest
+    from hoprag.index.corpus_db import canonical_record
+    from hoprag.index.manifest import corpus_hash
+    from hoprag.index.store import build_index
+    from hoprag.index.update import update_index
+    from hoprag.records import Document
+
+    if corpus_digest._library() is None:
+        pytest.skip("no libcrypto with SHA256_* here: the digest is hashlib's and nothing is resumed")
+    docs = [Document(id=f"d{i}", text=f"Kestrel Dynamics report {i}: the pilot ran {i} days.", title=f"Report {i}")
+            for i in range(30)]
+    new = Document(id="n", text="Tern Basic is a plan, café included.", title="Tern Basic")
+    manifest = build_index(docs, tmp_path / "ix")
+    saved = json.loads((tmp_path / "ix" / "analysis" / corpus_digest.DIGEST_FILE).read_text(encoding="utf-8"))
+    assert saved["documents"] == 30 and saved["corpus_hash"] == manifest.corpus_hash == corpus_hash(docs)
+    resumed = corpus_digest.resume_digest(tmp_path / "ix", 30, manifest.corpus_hash)
+    assert resumed is not None
+    resumed.add(canonical_record(new))
+    assert resumed.hexdigest() == corpus_hash([*docs, new])
+    assert corpus_digest.resume_digest(tmp_path / "ix", 29, manifest.corpus_hash) is None
+    assert corpus_digest.resume_digest(tmp_path / "ix", 30, corpus_hash(docs[:29])) is None
+    # the same records fed in other pieces leave the same saved state (the block buffer's unused tail zeroed)
+    one, two = corpus_digest.CorpusDigest(), corpus_digest.CorpusDigest()
+    for doc in docs:
+        one.add(canonical_record(doc))
+    two.update("".join(canonical_record(d) + "\n" for d in docs[:7]).encode("utf-8"), 7)
+    for doc in docs[7:]:
+        two.add(canonical_record(doc))
+    assert one.state() == two.state() and one.hexdigest() == two.hexdigest() == manifest.corpus_hash
+    from hoprag.index import update
+
+    def reread(*args: object) -> None:
+        raise AssertionError("the kept records were read again")
+
+    monkeypatch.setattr(update, "_digest_kept", reread)
+    update_index(tmp_path / "ix", [new])
+    rebuilt = build_index([*docs, new], tmp_path / "again")
+    name = f"analysis/{corpus_digest.DIGEST_FILE}"
+    assert (tmp_path / "ix" / name).read_bytes() == (tmp_path / "again" / name).read_bytes()
+    assert json.loads((tmp_path / "ix" / "manifest.json").read_text())["corpus_hash"] == rebuilt.corpus_hash

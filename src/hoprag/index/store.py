@@ -21,7 +21,6 @@ re-tokenised or re-embedded (only queries are), and corpus statistics come from 
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -34,6 +33,7 @@ from hoprag.index.analysis import ANALYSIS_DIR, save_bm25_state
 from hoprag.index.base import Retriever
 from hoprag.index.bm25 import BATCH, BM25Retriever, index_text
 from hoprag.index.contract import Index, IndexStats
+from hoprag.index.corpus_digest import CorpusDigest
 from hoprag.index.corpus_db import CHUNK_ACL, CHUNK_DOC, DB_FILE, DOC_ACL, CorpusDB, CorpusWriter, canonical_record
 from hoprag.index.corpus_views import StoredChunks, StoredDocuments
 from hoprag.index.ann import ANN_FILE, build_ann, open_ann
@@ -45,7 +45,7 @@ from hoprag.index import staging
 from hoprag.index.tokenize import Tokenizer
 from hoprag.index.hybrid import HybridRetriever
 from hoprag.index.npy_map import all_finite, load_npy
-from hoprag.index.manifest import FORMAT_VERSION, REBUILD_FIX, VECTORS, BuildStats, DenseInfo, IndexConfig, IndexManifest, IndexUpdate, MANIFEST, _digest, config_hash, corpus_hash, peak_rss_mb, read_manifest, write_manifest
+from hoprag.index.manifest import FORMAT_VERSION, REBUILD_FIX, VECTORS, BuildStats, DenseInfo, IndexConfig, IndexManifest, IndexUpdate, MANIFEST, config_hash, corpus_hash, peak_rss_mb, read_manifest, write_manifest
 from hoprag.ingest.chunking import chunk_document
 from hoprag.records import Document
 
@@ -240,7 +240,7 @@ def _build_into(
     writer = CorpusWriter(out)
     try:
         builder = BM25Retriever.builder(config.bm25, config.tokenizer())
-        digest = hashlib.sha256()
+        digest = CorpusDigest()  # its state is saved: an update that only adds resumes it
         seen: set[str] = set()
         acl: dict[str, int] = {}
         texts: list[str] = []
@@ -250,7 +250,7 @@ def _build_into(
                 raise InputError(f"duplicate document id '{doc.id}'", field="id", fix="make document ids unique")
             seen.add(doc.id)
             record = canonical_record(doc)  # one serialisation: stored, and digested for the corpus hash
-            _digest(digest, record)
+            digest.add(record)
             chunks = chunk_document(doc, config.chunk)
             writer.add(doc, record, chunks)
             if graph is not None:
@@ -316,7 +316,7 @@ def _build_into(
     if progress:
         progress("write", 2, 3)
     manifest = write_manifest(
-        out, config, documents=writer.documents, chunks=writer.chunks, corpus_hash=digest.hexdigest(),
+        out, config, documents=writer.documents, chunks=writer.chunks, corpus_hash=digest.save(out),
         dense=dense_info, acl_classes=acl_classes, graph=graph_info,
         build=BuildStats(seconds=round(time.perf_counter() - started, 3), peak_rss_mb=round(peak_rss_mb(), 1),
                          graph_worker_peak_rss_mb=graph_peak),

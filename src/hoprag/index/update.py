@@ -28,7 +28,6 @@ at a build's cost. Two updates of one index at once are refused (a lock beside i
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import sqlite3
@@ -50,6 +49,7 @@ from hoprag.index.analysis import ANALYSIS_DIR, MENTIONS, has_bm25_state, load_b
 from hoprag.index.bm25 import BATCH, BM25Retriever, index_text
 from hoprag.index.bm25_delta import updated_matrix
 from hoprag.index.corpus_db import DB_FILE, SCHEMA, CorpusWriter
+from hoprag.index.corpus_digest import CorpusDigest, resume_digest
 from hoprag.index.graph_update import IncrementalGraph, graph_for_update
 from hoprag.index.graph_worker import GraphWorker
 from hoprag.index.history import record_update
@@ -152,7 +152,7 @@ def _apply(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, keep
     # the corpus hash and the copy of the kept rows in threads, while the new documents are analysed
     # here: SQLite, SHA-256 of large buffers and the file copy run without the interpreter lock
     background = ThreadPoolExecutor(max_workers=2, thread_name_prefix="hoprag-update")
-    corpus_hash = background.submit(_corpus_hash, target / DB_FILE, keep_docs, [record for _, record in plan.fresh])
+    corpus_hash = background.submit(_corpus_hash, target, old, keep_docs, [record for _, record in plan.fresh])
     copied = background.submit(_copy_kept_rows, target / DB_FILE, stage / DB_FILE, keep_docs, keep_chunks)
     background.shutdown(wait=False)
     try:
@@ -182,7 +182,7 @@ def _analyse(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, ke
              open_writer: Callable[[], CorpusWriter], builder: Any, tokenizer: Any,
              graph: GraphWorker | IncrementalGraph | None, acl_names: list[str],
              record: dict[str, Any], started: float, progress: Progress | None, executor: Any,
-             corpus_hash: Future[str]) -> IndexManifest:
+             corpus_hash: Future[CorpusDigest]) -> IndexManifest:
     """The new documents chunked, written, tokenised and scanned; BM25, graph and vectors of the result."""
     old, db = index.manifest, index.chunks.db
     config = old.config
@@ -238,7 +238,7 @@ def _analyse(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, ke
     graph_info = graph.finish(stage) if graph is not None else None
     dense_info = _dense(stage, index, keep_chunks, dense_texts, executor, progress) if old.dense is not None else None
     manifest = write_manifest(
-        stage, config, documents=writer.documents, chunks=writer.chunks, corpus_hash=corpus_hash.result(),
+        stage, config, documents=writer.documents, chunks=writer.chunks, corpus_hash=corpus_hash.result().save(stage),
         dense=dense_info, acl_classes=acl_classes, graph=graph_info, build=old.build,
         updates=[*old.updates, IndexUpdate(**record, seconds=round(time.perf_counter() - started, 3))],
     )
@@ -303,10 +303,21 @@ def _dense(stage: Path, index: LoadedIndex, keep_chunks: np.ndarray, texts: list
     return dense.model_copy(update={"ann": ann}) if ann is not None else dense
 
 
-def _corpus_hash(db_file: Path, keep_docs: np.ndarray, fresh: list[str]) -> str:
-    """The manifest's corpus hash of the updated rows — the kept records of ``db_file`` (the index before
-    the update) in order, then the ``fresh`` ones —: the digest a build of them computes."""
-    digest = hashlib.sha256()
+def _corpus_hash(index_dir: Path, old: IndexManifest, keep_docs: np.ndarray, fresh: list[str]) -> CorpusDigest:
+    """The digest of the updated rows — the kept records of the index at ``index_dir`` (before the update)
+    in order, then the ``fresh`` ones —: the corpus hash a build of them computes. When every document
+    is kept, the digest saved with the index is resumed (:mod:`hoprag.index.corpus_digest`)."""
+    digest = resume_digest(index_dir, old.document_count, old.corpus_hash) if keep_docs.all() else None
+    if digest is None:
+        digest = CorpusDigest()
+        _digest_kept(index_dir / DB_FILE, keep_docs, digest)
+    for record in fresh:
+        digest.add(record)
+    return digest
+
+
+def _digest_kept(db_file: Path, keep_docs: np.ndarray, digest: CorpusDigest) -> None:
+    """Feed ``digest`` the kept records of ``db_file``, in order."""
     conn = sqlite3.connect(db_file, check_same_thread=False)
     try:
         # each run of kept rows, a few thousand at a time, as one buffer SQLite concatenates (the digest
@@ -319,7 +330,8 @@ def _corpus_hash(db_file: Path, keep_docs: np.ndarray, fresh: list[str]) -> str:
             rows = conn.execute("SELECT pos, CAST(record || char(10) AS BLOB) FROM documents ORDER BY pos")
             keep = keep_docs.tolist()
             while batch := rows.fetchmany(4096):
-                digest.update(b"".join(r for pos, r in batch if keep[pos]))
+                kept = [r for pos, r in batch if keep[pos]]
+                digest.update(b"".join(kept), len(kept))
         for lo, hi in runs:
             positions, records = conn.execute(
                 "SELECT group_concat(pos), CAST(group_concat(record || char(10), '') AS BLOB) "
@@ -329,11 +341,9 @@ def _corpus_hash(db_file: Path, keep_docs: np.ndarray, fresh: list[str]) -> str:
                 records = b"".join(r for (r,) in conn.execute(
                     "SELECT CAST(record || char(10) AS BLOB) FROM documents WHERE pos >= ? AND pos < ? ORDER BY pos",
                     (lo, hi)))
-            digest.update(records or b"")
+            digest.update(records or b"", hi - lo)
     finally:
         conn.close()
-    digest.update("".join(record + "\n" for record in fresh).encode("utf-8"))
-    return digest.hexdigest()
 
 
 def _kept_runs(keep_docs: np.ndarray, most: int = 4096) -> list[tuple[int, int]]:
