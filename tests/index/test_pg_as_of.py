@@ -15,9 +15,12 @@ import pytest
 from hoprag.cli import main
 from hoprag.commands import index_as_of
 from hoprag.errors import InputError
+from hoprag.index.corpus_db import canonical_record
+from hoprag.index.history import read_versions
 from hoprag.index.manifest import IndexConfig
 from hoprag.index.open import open_index
 from hoprag.index.pg_build import build_pg_index
+from hoprag.index.pg_history import PgHistory
 from hoprag.index.pg_update import update_pg_index
 from hoprag.index.snapshots import PG_SNAPSHOTS_DIR, open_as_of
 from hoprag.index.store import build_index, load_index
@@ -84,6 +87,16 @@ def test_as_of_returns_policy_version_1_exactly_as_a_local_index_does(both, cach
     assert "VERSION 1" in on_pg.documents["policy-8"].text
     assert sorted(on_pg.documents) == sorted([*VALID_MID_2025, "policy-8"]) == sorted(on_local.documents)
     assert on_pg.manifest.corpus_hash == on_local.manifest.corpus_hash
+    # the update kept the same version, with the same valid time (v1 ends where v2 starts), in both stores
+    current = open_index(url)
+    kept = PgHistory(current.pool, 1)
+    try:
+        assert [(v.id, v.record, v.start, v.until, v.ended) for v in kept.versions()] == [
+            (v.id, v.record, v.start, v.until, v.ended) for v in read_versions(local)] == [
+            ("policy-8", canonical_record(V1), parse_as_of("2024-03-01"), parse_as_of("2026-01-01"), "replaced")]
+    finally:
+        kept.close()
+        current.close()
     for clearance in CLEARANCES:  # every case question, top 10: the same chunks, documents, scores and ranks
         assert _top(on_pg, clearance) == _top(on_local, clearance)
     # the snapshot is built on this machine, under the cache, once: another date with the same documents opens it
