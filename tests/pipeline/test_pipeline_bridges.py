@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from hoprag.pipeline.bridges import extract_bridges, title_key
+from hoprag.pipeline.roles import without_subject
 
 pytestmark = pytest.mark.unit
 
@@ -63,6 +64,17 @@ def test_a_name_ending_in_the_noun_the_question_asks_for_keeps_its_novelty():
     named = extract_bridges(TWF, question="Is Cartoon Network on air?", own_title="Thumb Wrestling Federation",
                             limit=10, type_nouns=True)
     assert "Cartoon Network" not in values(named)
+
+
+def test_a_bridge_query_drops_the_name_of_the_passage_it_came_from():
+    question = "Thumb Wrestling Federation is on a network founded by who?"
+    assert without_subject(question, "Thumb Wrestling Federation", "Cartoon Network") == "is on a network founded by who?"
+    # a disambiguation is no part of the name: "film" stays a word the hop asks about
+    asked = "The Black Market (Film) Which film has the director who is older"
+    assert without_subject(asked, "The Black Market (film)", "Yoon Je-kyoon") == "The (Film) Which film has the director who is older"
+    # words the bridge shares with the subject stay, and a query of nothing but the name is kept whole
+    assert without_subject("Where was Rush formed?", "Rush (band)", "Rush Tour") == "Where was Rush formed?"
+    assert without_subject("Thumb Wrestling Federation", "Thumb Wrestling Federation", "TWF") == "Thumb Wrestling Federation"
 
 
 def test_identifiers_and_dates_have_their_own_kinds():

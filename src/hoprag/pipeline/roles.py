@@ -23,7 +23,7 @@ from hoprag.pipeline.bridges import BridgeCandidate, extract_bridges, title_key
 from hoprag.pipeline.chains import Branch, TermWeights, order_by_chains, question_coverage
 from hoprag.pipeline.extractive import extract_answer
 from hoprag.pipeline.graph_hop import graph_branches
-from hoprag.pipeline.text import Analyzer, fold
+from hoprag.pipeline.text import Analyzer, fold, tokens
 from hoprag.pipeline.title_links import title_linker
 from hoprag.records import Answer, Chunk, Document, Evidence, Hit, HopStep
 
@@ -99,6 +99,18 @@ class CorpusView:
         return self._titles
 
 
+def without_subject(sub_query: str, source_title: str, bridge: str) -> str:
+    """``sub_query`` without the words of the title of the passage the bridge was found in (unless
+    the bridge shares them): the bridge stands in for the subject the hop comes from, whose name would
+    only pull back that subject's own neighbours ("Cartoon Network … is on a network founded by who?",
+    not "… Thumb Wrestling Federation is on …"). All words gone: the sub-query as it was."""
+    subject = set(tokens(title_key(source_title))) - set(tokens(bridge)) if source_title else set()
+    if not subject:
+        return sub_query
+    kept = [w for w in sub_query.split() if not (set(tokens(w)) and set(tokens(w)) <= subject)]
+    return " ".join(kept) if kept else sub_query
+
+
 def _title_of(chunk: Chunk, documents: Mapping[str, Document]) -> str:
     document = documents.get(chunk.doc_id)
     return document.title if document else ""
@@ -108,7 +120,8 @@ class BridgeExpander:
     """Offline conditioning: follow the best bridge values of each evidence item.
 
     The issued query repeats the bridge ``bridge_weight`` times before the sub-query, so the value
-    that the hop is about outweighs the words it shares with the first hop.
+    that the hop is about outweighs the words it shares with the first hop; the sub-query drops the
+    name of the passage the bridge came from (:func:`without_subject`).
     """
 
     name = "offline-bridges"
@@ -154,7 +167,9 @@ class BridgeExpander:
                     if key in used:
                         continue
                     used.add(key)
-                    query = f"{bridge.value} " * self.bridge_weight + sub_query
+                    source = next((e.title for e in evidence if e.chunk_id == bridge.chunk_id), "")
+                    rest = without_subject(sub_query, source, bridge.value)
+                    query = f"{bridge.value} " * self.bridge_weight + rest
                     out.append(Conditioned(query=query, bridge=bridge.value, kind=bridge.kind, from_chunk=bridge.chunk_id))
         return out
 
