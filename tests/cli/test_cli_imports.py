@@ -1,7 +1,7 @@
 """Commands import only what they use: trec-eval never loads the run store's SQLAlchemy, a search of
 a local index loads no database driver, HTTP client or YAML parser (nor the pipeline's spec and LLM
 settings), and a quiet index update loads neither bm25s nor numpy's masked arrays nor a plain click
-nor rich's progress bars.
+nor rich's progress bars. Importing the CLI loads no numpy and tells OpenBLAS's idle threads to sleep.
 
 Each command runs in a fresh interpreter, which prints the heavy modules it ended up importing.
 """
@@ -66,3 +66,15 @@ def test_a_quiet_index_update_loads_no_bm25s_masked_arrays_click_or_progress_bar
                                         encoding="utf-8")
     heavy = [*HEAVY, "numpy.ma", "click", "rich.progress"]
     assert loaded(tmp_path, "index", "new.jsonl", "--out", "idx", "--update", "-q", heavy=heavy) == []
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "4"), ("28", "28")])
+def test_the_cli_sets_openblas_idle_threads_to_sleep_before_numpy_loads(given, expected):
+    """numpy's OpenBLAS threads spin 2**28 cycles before sleeping unless told otherwise when numpy loads:
+    importing the CLI must not load numpy, and must leave the setting at 2**4 (a user's own value kept)."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    if given is not None:
+        env["OPENBLAS_THREAD_TIMEOUT"] = given
+    probe = "import os, sys, hoprag.cli; print('numpy' in sys.modules, os.environ['OPENBLAS_THREAD_TIMEOUT'])"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=env, check=True)
+    assert done.stdout.split() == ["False", expected]
