@@ -13,7 +13,10 @@ questions ("A or B?") their dates (:mod:`hoprag.pipeline.comparisons`) or their 
 the word before the noun (:mod:`hoprag.pipeline.descriptions`). The chain's last passage weighs most,
 and a date or number asked is read from the sentence that shares the words of the plan's last
 lookup (its relation, not the words that led to the bridge); a plan's own lookups (``lookup=True``)
-read as before those rules, so the bridges they find do not move with them.
+read as before those rules, so the bridges they find do not move with them. The final answer's
+candidates are also read against the question (:mod:`hoprag.pipeline.answer_candidates`): the kind
+its opening wh-word asks, the noun it asks about, its relation words near the candidate, and never
+the bridge an earlier hop of the chain went through.
 The answer is a span of the sentence its first claim cites (a yes/no or an option word aside). Every
 claim cites the evidence chunk (and hop) its sentence came from; the answer abstains when no
 evidence is held.
@@ -25,6 +28,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from hoprag.pipeline.amounts import answer_amounts
+from hoprag.pipeline.answer_candidates import AnswerReading, clean_candidate
 from hoprag.pipeline.answer_types import question_kind, typed_spans
 from hoprag.pipeline.bridges import extract_bridges, title_key
 from hoprag.pipeline.comparisons import answer_comparison, options_in
@@ -175,7 +179,7 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
         # a fact asked by its role, read from the chain's subject ("X's father": the father's page)
         text, source = _year_if_asked(question, fact.value), (fact.passage, sentence_at(fact.passage.text, fact.offset))
     else:
-        text, source = _best_span(question, scored, evidence, counts=not lookup)
+        text, source = _best_span(question, scored, evidence, final=not lookup)
     if source is None:
         return Answer(text="", abstained=True, confidence=0.0)
     # the claim is the whole sentence the answer came from, so the answer is a span it contains
@@ -259,14 +263,18 @@ def _background(evidence: Sequence[Evidence]) -> Callable[[str], bool]:
 
 def _best_span(
     question: str, scored: list[tuple[float, int, Evidence, str]], evidence: Sequence[Evidence] = (),
-    counts: bool = False,
+    final: bool = False,
 ) -> tuple[str, tuple[Evidence, str] | None]:
     """The best-scoring candidate of the top sentences: sentence score, then closeness to the
     question's words, multi-word names over single words, nationality adjectives and background
-    names (those most of the evidence mentions) last."""
+    names (those most of the evidence mentions) last. ``final``: the question's own answer (not a
+    lookup's bridge, whose reading stays as it was so retrieval does not move), whose candidates are
+    cleaned and read against the question too (:class:`AnswerReading`)."""
     # "What was the population of …?" asks a number as "how many" does (not in a lookup: its bridges stay)
-    wanted = ("number",) if counts and _ASKS_COUNT.search(question) else _wanted_kinds(question)
+    counts = final and _ASKS_COUNT.search(question) is not None
     kind = question_kind(question)
+    reading = AnswerReading.of(question, kind, evidence) if final else None
+    wanted = ("number",) if counts else (reading.kinds if reading is not None else None) or _wanted_kinds(question)
     q_terms = set(content_tokens(question))
     q_tokens = set(tokens(question))
     background = _background(evidence)
@@ -279,11 +287,22 @@ def _best_span(
         else:
             candidates = [c.value for c in extract_bridges(sentence, question=question, exclude=(), limit=10) if c.kind in wanted]
         fits = {fold(span.value): span.fit for span in typed_spans(sentence, kind)} if kind != "entity" else {}
+        length = {value: len(value.split()) for value in candidates}
+        if reading is not None:  # "In Serbia" → "Serbia", "Meanwhile," dropped; fit and length those of the mention
+            cleaned = [(raw, clean_candidate(raw, sentence)) for raw in candidates]
+            for raw, value in cleaned:
+                if value and fold(raw) in fits:
+                    fits.setdefault(fold(value), fits[fold(raw)])
+            length = {value: len(raw.split()) for raw, value in cleaned if value}
+            candidates = list(length)
         for value in candidates:
-            score = sentence_score + 0.5 * _proximity(sentence, value, q_terms)
+            if reading is not None:  # the relation words and their paraphrases ("married": "husband")
+                score = sentence_score + 0.5 * reading.proximity(sentence, value) + reading.bonus(value, sentence, item.hop)
+            else:
+                score = sentence_score + 0.5 * _proximity(sentence, value, q_terms)
             if fits:  # the kind the question asks for: a person for "Who", a place for "Where"
                 score += FIT_WEIGHT * (fits.get(fold(value), 0.0) - 0.5)
-            score += 0.3 * min(len(value.split()) - 1, 2)
+            score += 0.3 * min(length[value] - 1, 2)
             if _DEMONYM.match(value) or background(value):
                 score -= 1.0
             score -= 0.1 * rank
