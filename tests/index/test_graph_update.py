@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 
 import pytest
 
+import hoprag.index.graph_fork as graph_fork
 import hoprag.index.graph_update as graph_update
 import hoprag.index.store as store
 import hoprag.index.update as update
@@ -94,16 +96,33 @@ def assert_same_graph(updated: Path, rebuilt: Path) -> None:
             == load_index(rebuilt).manifest.graph.model_dump(exclude=drop))
 
 
+@pytest.mark.parametrize("where", ["forked", "in-process"])
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_an_in_place_graph_update_equals_a_rebuild(case, graph_config, used, tmp_path, monkeypatch) -> None:
+def test_an_in_place_graph_update_equals_a_rebuild(case, where, graph_config, used, tmp_path, monkeypatch) -> None:
+    """Changed in a forked child (hoprag.index.graph_fork, where the machine allows it) or in the
+    updating process: the same files as a rebuild."""
+    if where == "forked" and not graph_fork.can_fork():
+        pytest.skip("no fork or a single core here: the graph is changed in process")
     monkeypatch.setattr(graph_update, "INCREMENTAL_MAX_SHARE", 1.0)
+    monkeypatch.setattr(update, "can_fork", lambda: where == "forked")
     updated, rebuilt = _updated_and_rebuilt(tmp_path, *CASES[case])
-    assert used == ["IncrementalGraph"]
+    assert used == ["ForkedGraph" if where == "forked" else "IncrementalGraph"]
     assert_same_graph(updated, rebuilt)
     info = load_index(rebuilt).manifest.graph
     if graph_config is LOW_CAP:  # the caps really cut: common entities are left out and counted
         assert info.dropped_common > 0
         assert len(json.loads((rebuilt / "analysis" / COMMON).read_text(encoding="utf-8"))) == info.dropped_common
+
+
+def test_a_forked_child_that_dies_before_reporting_leaves_the_graph_to_the_updating_process(
+        used, tmp_path, monkeypatch) -> None:
+    if not graph_fork.can_fork():
+        pytest.skip("no fork or a single core here: the graph is changed in process")
+    monkeypatch.setattr(graph_update, "INCREMENTAL_MAX_SHARE", 1.0)
+    monkeypatch.setattr(graph_fork, "_run_child", lambda *args: os._exit(3))  # the child leaves at once
+    updated, rebuilt = _updated_and_rebuilt(tmp_path, *CASES["add"])
+    assert used == ["ForkedGraph"]
+    assert_same_graph(updated, rebuilt)
 
 
 def test_a_delta_past_the_threshold_is_rebuilt_by_the_worker_path(used, tmp_path, monkeypatch) -> None:
@@ -121,7 +140,7 @@ def test_an_index_without_the_common_counts_is_rebuilt_then_updated_in_place(use
     (target / "analysis" / COMMON).unlink()  # as an index built before the counts were kept
     update_index(target, [DOCS[20]], [])
     update_index(target, [DOCS[21]], [DOCS[1].id])
-    assert used == ["GraphWorker", "IncrementalGraph"]
+    assert used == ["GraphWorker", "ForkedGraph" if graph_fork.can_fork() else "IncrementalGraph"]
     build_index([d for d in FIRST if d.id != DOCS[1].id] + [DOCS[20], DOCS[21]], tmp_path / "rebuilt")
     assert_same_graph(target, tmp_path / "rebuilt")
 

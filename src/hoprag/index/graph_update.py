@@ -67,15 +67,16 @@ INCREMENTAL_MAX_SHARE = 0.5
 
 
 def graph_for_update(index_dir: Path, info: GraphInfo, keep_chunks: np.ndarray, keep_docs: np.ndarray, db: CorpusDB,
-                     added_documents: int) -> IncrementalGraph | GraphWorker:
+                     added_documents: int, in_place: Any = None) -> Any:
     """The graph of an update of the index in ``index_dir`` (whose manifest records ``info``): changed
-    in place when the delta is small and the index keeps every key's count, else rebuilt by a worker."""
+    in place when the delta is small and the index keeps every key's count (by ``in_place(index_dir,
+    info, keep_chunks, keep_docs, db)``, :class:`IncrementalGraph` by default), else rebuilt by a worker."""
     removed = int(keep_chunks.size - np.count_nonzero(keep_chunks))
     small = (added_documents + removed <= INCREMENTAL_MAX_SHARE * max(keep_chunks.size, 1)
              and added_documents < graph_worker.WORKER_MIN_CHUNKS)  # read at each call, as the worker reads it
     counted = info.dropped_common == 0 or (index_dir / ANALYSIS_DIR / COMMON).is_file()
     if small and counted and info.format == GRAPH_FORMAT and np.count_nonzero(keep_chunks):
-        return IncrementalGraph(index_dir, info, keep_chunks, keep_docs, db)
+        return (in_place or IncrementalGraph)(index_dir, info, keep_chunks, keep_docs, db)
     worker = GraphWorker(info.config)
     worker.resume(index_dir, keep_chunks, keep_docs, db)
     return worker

@@ -36,6 +36,7 @@ from collections import Counter
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from datetime import datetime, timezone
 from itertools import chain
 from pathlib import Path
@@ -50,6 +51,7 @@ from hoprag.index.bm25 import BATCH, BM25Retriever, index_text
 from hoprag.index.bm25_delta import updated_matrix
 from hoprag.index.corpus_db import DB_FILE, SCHEMA, CorpusWriter
 from hoprag.index.corpus_digest import CorpusDigest, resume_digest
+from hoprag.index.graph_fork import ForkedGraph, can_fork
 from hoprag.index.graph_update import IncrementalGraph, graph_for_update
 from hoprag.index.graph_worker import GraphWorker
 from hoprag.index.history import record_update
@@ -148,7 +150,10 @@ def _apply(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, keep
     keep_chunks = keep_docs[chunk_doc]
     graph = None
     if old.graph is not None:  # first: a worker reads the kept mentions while the rows are copied
-        graph = graph_for_update(target, old.graph, keep_chunks, keep_docs, db, len(plan.fresh))
+        # changed in a forked child where there is a second core (hoprag.index.graph_fork), before any thread starts
+        forked = partial(ForkedGraph, documents=[doc for doc, _ in plan.fresh], chunk=config.chunk,
+                         stage=stage) if can_fork() else None
+        graph = graph_for_update(target, old.graph, keep_chunks, keep_docs, db, len(plan.fresh), forked)
     # the corpus hash and the copy of the kept rows in threads, while the new documents are analysed
     # here: SQLite, SHA-256 of large buffers and the file copy run without the interpreter lock
     background = ThreadPoolExecutor(max_workers=2, thread_name_prefix="hoprag-update")
@@ -180,7 +185,7 @@ def _apply(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, keep
 
 def _analyse(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, keep_chunks: np.ndarray,
              open_writer: Callable[[], CorpusWriter], builder: Any, tokenizer: Any,
-             graph: GraphWorker | IncrementalGraph | None, acl_names: list[str],
+             graph: GraphWorker | IncrementalGraph | ForkedGraph | None, acl_names: list[str],
              record: dict[str, Any], started: float, progress: Progress | None, executor: Any,
              corpus_hash: Future[CorpusDigest]) -> IndexManifest:
     """The new documents chunked, written, tokenised and scanned; BM25, graph and vectors of the result."""
