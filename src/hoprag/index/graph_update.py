@@ -18,9 +18,9 @@ What the graph is made of, and which part a delta touches (the rules are
   build makes them. A key that comes back under the cap (a common entity whose count fell, or the
   cap rose past it) has its kept chunks found in the saved mentions, like a changed title.
 
-The update runs in the updating process (no worker to start; the saved mentions are read in a
-thread while the kept rows are copied, and the graph is changed in a thread beside the BM25 work)
-when the documents added and the chunks removed are at most :data:`INCREMENTAL_MAX_SHARE` of the
+The update runs in a fork of the updating process on Linux with two cores (:mod:`hoprag.index.graph_fork`),
+else in the updating process (the saved mentions read in a thread, the graph changed in a thread
+beside the BM25 work) — no worker to start — when the documents added and the chunks removed are at most :data:`INCREMENTAL_MAX_SHARE` of the
 index's chunks and fewer than :data:`~hoprag.index.graph_worker.WORKER_MIN_CHUNKS` documents are
 added; otherwise, or when the
 index lacks the common entities' counts (built before they were kept, with common entities), the

@@ -10,14 +10,16 @@ from what the index keeps of its analysis (:mod:`hoprag.index.analysis`):
 - rows: the kept rows copied into a new ``corpus.sqlite`` with their new positions, the new appended;
 - BM25: :func:`hoprag.index.bm25_delta.updated_matrix` (every score recomputed: N, avgdl and df
   change with any delta);
-- graph: for a small delta, changed in place (:mod:`hoprag.index.graph_update`: the new chunks
+- graph: for a small delta, changed in place, in a forked child where there are two cores
+  (:mod:`hoprag.index.graph_update`, :mod:`hoprag.index.graph_fork`: the new chunks
   scanned, each key's chunk count and the entity rows updated, the global rows, kinds and links
   recomputed from them); for a large one :meth:`hoprag.index.graph_worker.GraphWorker.resume` with
   the kept chunks' saved mentions, the new chunks scanned, the graph built from all of them — in a
   worker process for a large index, while BM25 is recomputed, as a build overlaps them;
 - dense: the kept chunks' vectors, the new chunks embedded (and the HNSW graph rebuilt if it has one).
 
-The new index is written beside the old one and swapped into place when complete
+The corpus hash of an update that only adds resumes the digest saved with the index
+(:mod:`hoprag.index.corpus_digest`). The new index is written beside the old one and swapped into place when complete
 (:mod:`hoprag.index.staging`): an update killed at any point leaves the previous index. The
 manifest's change log gains one :class:`~hoprag.index.manifest.IndexUpdate`, and the versions the
 update replaced or deleted join ``history/`` with their valid time (:mod:`hoprag.index.history`, read
