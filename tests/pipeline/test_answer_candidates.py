@@ -58,7 +58,18 @@ def test_the_asked_noun_ends_the_name_that_answers():
 def test_another_place_noun_says_the_candidate_is_not_the_asked_place():
     heads = head_nouns("In which country is the province where Serbian and Croatian are both official?")
     assert head_noun_bonus("Vojvodina", SERBIA, heads) == -1.0  # "the province of Vojvodina"
-    assert head_noun_bonus("Serbia", SERBIA, heads) == 0.0
+    assert head_noun_bonus("Serbia", SERBIA, heads) == 1.0  # a country the nationality table names
+
+
+def test_a_country_asked_is_a_country_the_nationality_table_names():
+    heads = head_nouns("What country was the author of Brand a citizen of?")
+    sentence = "Nora Bergliot Ibsen (born 1951) is a Norwegian theatrical producer, noted for the 2006 Ibsen Year, Norway's major anniversary."
+    assert head_noun_bonus("Norway", sentence, heads) == 1.0
+    assert head_noun_bonus("Ibsen Year", sentence, heads) == 0.0
+    mcrae = "McRae is a city in White County, Arkansas, United States."
+    heads = head_nouns("In which country is Midway, in the same county as McRae?")
+    assert head_noun_bonus("United States", mcrae, heads) == 1.0
+    assert head_noun_bonus("White County", mcrae, heads) == -1.0
 
 
 def test_the_counted_noun_follows_the_number():

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hoprag.pipeline.text import STOPWORDS, content_tokens, fold, tokens
+from hoprag.pipeline.yes_no import COUNTRIES
 from hoprag.records import Evidence
 
 __all__ = [
@@ -137,6 +138,8 @@ def head_noun_bonus(value: str, sentence: str, heads: set[str]) -> float:
         return 1.0
     before = tokens(sentence[: max(sentence.find(value), 0)])[-2:]
     if len(before) == 2 and before[1] == "of" and _singular(before[0]) in heads:
+        return 1.0
+    if "country" in heads and fold(value) in COUNTRIES:  # "What country was the author of Brand a citizen of?": Norway
         return 1.0
     if heads & _PLACE_OF:  # "In which country …": "White County", "the province of Vojvodina" name another kind of place
         other = (words[-1:] if len(words) > 1 else []) + (before[:1] if len(before) == 2 and before[1] == "of" else [])

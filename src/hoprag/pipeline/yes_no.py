@@ -21,7 +21,7 @@ from hoprag.pipeline.role_facts import linked_subject, read_role
 from hoprag.pipeline.text import content_tokens, fold, tokens
 from hoprag.records import Evidence
 
-__all__ = ["answer_same_country", "country_of"]
+__all__ = ["COUNTRIES", "answer_same_country", "country_of"]
 
 _SAME = re.compile(r"\bsame (?:country|nationality|citizenship)\b|\bboth (?:from|located in) the same\b", re.I)
 _RELATION = re.compile(r"\b(?:directors?|composers?|performers?|producers?|authors?|writers?|creators?)\b", re.I)
@@ -50,6 +50,9 @@ _COUNTRY_OF = {
     "usa": "united states", "u.s.": "united states", "us": "united states", "uk": "united kingdom",
     "england": "united kingdom", "scotland": "united kingdom", "wales": "united kingdom",
 }
+
+# the countries the table names, folded: what "Which country …?" is answered by
+COUNTRIES: frozenset[str] = frozenset(_COUNTRY_OF.values())
 
 
 def country_of(text: str) -> tuple[str, int] | None:
