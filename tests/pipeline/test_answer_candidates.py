@@ -77,6 +77,9 @@ def test_the_counted_noun_follows_the_number():
     sentence = "The university was founded in 1857 and has 12 campuses across the state."
     assert counted_noun_bonus(question, "12", sentence) == 1.0
     assert counted_noun_bonus(question, "1857", sentence) == 0.0
+    teu = "In 2010 Piraeus handled 513,319 TEUs, followed by Thessaloniki, which handled 273,282 TEUs."
+    assert counted_noun_bonus("What amount of TEUs did the port handle in 2010?", "273,282", teu) == 1.0
+    assert counted_noun_bonus("What amount of TEUs did the port handle in 2010?", "2010", teu) == 0.0
 
 
 def test_relation_words_count_stemmed_and_paraphrased():
@@ -110,6 +113,9 @@ def test_a_candidate_is_cleaned_to_the_name_and_stays_a_span():
     assert clean_candidate("Strikingly", "Strikingly, Ashkenazi Jews can be grouped in one cohort.") is None
     assert clean_candidate("Incumbent Thomas Bach", "Olympic rings Incumbent Thomas Bach since 10 September 2013") == "Thomas Bach"
     assert clean_candidate("Panglao Island", HINAGDANAN) == "Panglao Island"
+    # a mention that joins two names is cut to the one ending in the asked noun
+    assert clean_candidate("Dauis on Panglao Island", HINAGDANAN, {"island"}) == "Panglao Island"
+    assert clean_candidate("Dauis on Panglao Island", HINAGDANAN) == "Dauis on Panglao Island"
 
 
 JUMP = ev("jump", "Jump for Glory", "Jump for Glory is a 1937 British crime film directed by Raoul Walsh and starring Douglas Fairbanks Jr.")

@@ -52,6 +52,8 @@ _ENTITY_KINDS = ("entity", "quoted", "identifier")
 _PHRASE_END = STOPWORDS | {"is", "was", "were", "are", "did", "does", "do", "has", "have", "had", "can", "could", "will", "would"}
 # a preposition before a name is no part of it ("In Serbia, …")
 _LEADING = frozenset("in on at of from for by with to into outside inside during after before since until under near".split())
+# lowercase words that join two names into one mention ("Dauis on Panglao Island")
+_JOINS = frozenset("on in at near".split())
 # a sentence's opening adverb, capitalised as such ("Meanwhile, the Socialist Party …")
 _DISCOURSE = frozenset(
     """however meanwhile though although thus therefore moreover furthermore nevertheless nonetheless instead
@@ -150,8 +152,8 @@ def head_noun_bonus(value: str, sentence: str, heads: set[str]) -> float:
 
 def counted_noun_bonus(question: str, value: str, sentence: str) -> float:
     """1 when the number is followed, within five words and before another number, by the noun
-    "How many …" counts."""
-    match = re.search(r"\bhow many\s+(?:\w+\s+)??([a-z][\w-]*)", question, re.I)
+    "How many …" ("What amount of …") counts."""
+    match = re.search(r"\b(?:how many|(?:what|which) (?:amount|number) of)\s+(?:\w+\s+)??([a-z][\w-]*)", question, re.I)
     if match is None:
         return 0.0
     noun = _singular(match.group(1).lower())
@@ -174,9 +176,14 @@ def relation_terms(question: str) -> set[str]:
     return terms
 
 
-def clean_candidate(value: str, sentence: str) -> str | None:
-    """The candidate without a leading preposition; None for a sentence's opening adverb."""
+def clean_candidate(value: str, sentence: str, heads: set[str] | frozenset[str] = frozenset()) -> str | None:
+    """The candidate without a leading preposition; None for a sentence's opening adverb. With the
+    asked nouns ``heads``, a name joined to the one that ends in an asked noun is cut off ("Dauis on
+    Panglao Island" for "which island?")."""
     words = value.split()
+    joins = [i for i, w in enumerate(words) if w in _JOINS]
+    if heads and joins and _singular(words[-1].lower()) in heads and joins[-1] < len(words) - 2:
+        words = words[joins[-1] + 1:]
     while len(words) > 1 and words[0].lower() in _LEADING:
         words = words[1:]
     if not words:

@@ -289,7 +289,7 @@ def _best_span(
         fits = {fold(span.value): span.fit for span in typed_spans(sentence, kind)} if kind != "entity" else {}
         length = {value: len(value.split()) for value in candidates}
         if reading is not None:  # "In Serbia" → "Serbia", "Meanwhile," dropped; fit and length those of the mention
-            cleaned = [(raw, clean_candidate(raw, sentence)) for raw in candidates]
+            cleaned = [(raw, clean_candidate(raw, sentence, reading.heads)) for raw in candidates]
             for raw, value in cleaned:
                 if value and fold(raw) in fits:
                     fits.setdefault(fold(value), fits[fold(raw)])
