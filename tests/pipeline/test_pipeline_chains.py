@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from hoprag.pipeline.chains import W_FIRST, W_NAMED, W_NEXT, Branch, TermWeights, order_by_chains, question_coverage
+from hoprag.pipeline.chains import MIN_LINK_GAIN, W_FIRST, W_LINK, W_NAMED, W_NEXT, Branch, TermWeights, order_by_chains, question_coverage
 from hoprag.records import Hit
 
 pytestmark = pytest.mark.unit
@@ -88,6 +88,40 @@ def test_a_named_passage_below_the_heads_still_heads_a_pair():
     assert order[:2] == ["rhodotypos", "sutera"]
     # without the name, the sixth passage by rank never heads a pair and falls out of the five
     assert "sutera" not in order_by_chains(question, first, [], w, parents=5, limit=5)
+
+
+def test_a_head_pairs_with_a_linked_passage_another_lookup_found():
+    # HotpotQA: "Which season did the UCF Knights represent at ... university in Orlando?" The
+    # university's article heads; the 2010 season's article, which names it, was reached from a bridge
+    # of the 2008 season's look-alike, not from the university's own lookups.
+    texts = {"ucf": "university orlando", "s2008": "knights season", "s2015": "knights season",
+             "s2010": "knights season"}
+    w = weights(texts)
+    first = [hit("ucf", 10.0, 1), hit("s2008", 9.0, 2), hit("s2015", 8.5, 3)]
+    branches = [Branch(parent="s2008", hits=[hit("s2010", 5.0, 1)])]
+    question = {"university", "orlando", "knights", "season"}
+    linked = lambda a, b: float({a, b} == {"ucf", "s2010"})  # noqa: E731
+    # pair(ucf, s2010) = 1 + W_FIRST·1 + W_NEXT·(5/5) + W_LINK = 3.0 > pair(ucf, s2008) = 1 + W_FIRST·1 + W_NEXT·0.9 = 2.4
+    assert 1 + W_FIRST + W_NEXT + W_LINK > 1 + W_FIRST + W_NEXT * 0.9
+    assert order_by_chains(question, first, branches, w, parents=3, limit=3, linked=linked)[:2] == ["ucf", "s2010"]
+    # unlinked, the season's article only follows its look-alike and misses the first three
+    assert "s2010" not in order_by_chains(question, first, branches, w, parents=3, limit=3)
+
+
+def test_a_linked_passage_that_adds_nothing_to_the_head_does_not_pair_with_it():
+    # Enterprise: another customer's contract cites the support policy, and holds none of the question's
+    # other words. Unchecked, pair(policy, contract) = 0.436 + W_FIRST + W_NEXT·1 + W_LINK = 2.436 (the
+    # contract is the best of its list; 'critical' and 'response' are 0.436 of the question's IDF) would
+    # beat pair(policy, incident) = 1 + W_FIRST + W_NEXT·0.8 = 2.3; it adds 0 < MIN_LINK_GAIN to the policy.
+    texts = {"policy": "critical response", "incident": "wren incident", "memo": "memo",
+             "contract": "critical response"}
+    w = weights(texts)
+    first = [hit("policy", 10.0, 1), hit("incident", 8.0, 2), hit("memo", 1.0, 3)]
+    branches = [Branch(parent="memo", hits=[hit("contract", 5.0, 1)])]
+    question = {"critical", "response", "wren", "incident"}
+    linked = lambda a, b: float({a, b} == {"policy", "contract"})  # noqa: E731
+    assert question_coverage(question, ["policy", "contract"], w) == question_coverage(question, ["policy"], w)
+    assert order_by_chains(question, first, branches, w, parents=3, limit=2, linked=linked) == ["policy", "incident"]
 
 
 def test_empty_inputs():

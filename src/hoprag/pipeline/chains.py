@@ -26,7 +26,10 @@ asked for after the one it follows, whose sub-query names a relation — "the co
 citizen" — more than the question's terms).
 Pairs and paths start from a *head*: one of the first ``parents`` first-hop passages by rank, or any
 first-hop passage whose title the question names, however it ranked (with parallel first-hop branches,
-a comparison's second entity can rank below the first branch's look-alikes).
+a comparison's second entity can rank below the first branch's look-alikes). A head pairs with the
+other heads, with what was reached from it, and with any held passage it is linked to, whichever
+lookup found that one (scored by its best score in any list), when that passage adds at least
+``MIN_LINK_GAIN`` of the question's weight to what the head covers.
 Greedy selection adds the
 members of the best remaining path until the context is full, then the rest of the first hop in
 rank order. The weights are round numbers, one set for every dataset, chosen by the best worst-case
@@ -46,6 +49,7 @@ W_NEXT = 1.0
 W_NAMED = 0.25
 W_LINK = 0.5
 MIN_PATH_GAIN = 0.2  # share of the question's weight a third passage must add to extend a pair
+MIN_LINK_GAIN = 0.1  # share a linked passage found by another lookup must add to a head to pair with it
 MAX_PATH = 4  # passages in the longest path scored
 
 
@@ -266,6 +270,23 @@ def order_by_chains(
         for c, s_c, _ in followers.get(p, ()):
             if c != p:
                 extend((p, c), (s_c,))
+
+    # A head also pairs with any passage it is linked to, wherever that passage was found: the chain's
+    # second passage is often held from another lookup than the one that followed this head (the
+    # season's article, reached from a bridge of a look-alike, names the university the question
+    # describes). Its score is its best in any list. It must add to what the head covers: a document
+    # every other passage names (a policy each contract cites) links to all of them alike.
+    found_best: dict[str, float] = dict(s1)
+    for kids in followers.values():
+        for c, s_c, _ in kids:
+            found_best[c] = max(found_best.get(c, 0.0), s_c)
+    for p in heads:
+        alone = coverage(p)
+        for c, s_c in found_best.items():
+            if c == p or (p, c) in pairs or (c, p) in pairs:
+                continue
+            if coverage(p, c) - alone >= MIN_LINK_GAIN and is_linked(p, c):
+                offer(p, c, s_c)
 
     order: list[str] = []
     for path, _ in sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0])):
