@@ -124,14 +124,15 @@ def _update(target: Path, documents: Iterable[Document], deletes: Sequence[str],
     retired = db.records(sorted(plan.removed))  # the versions leaving: kept in history/ for --as-of
     stage = staging.open_stage(target)
     try:
+        history = partial(record_update, target, stage, plan, retired, record["at"])
         if _resumable(target, old):
-            manifest = _apply(stage, target, index, plan, keep_docs, record, started, progress, executor)
+            manifest = _apply(stage, target, index, plan, keep_docs, record, started, progress, executor, history)
         else:  # built into the stage, so that the history joins it before the one swap
             kept = db.iter_documents(mask=keep_docs)
             log = [*old.updates, IndexUpdate(**record, seconds=0.0, method="rebuild")]
             manifest = build_index(chain(kept, (doc for doc, _ in plan.fresh)), stage, old.config, progress=progress,
                                    executor=executor, history=log)
-        record_update(target, stage, plan, retired, record["at"])
+            history()
     except BaseException:
         staging.discard(stage)
         raise
@@ -145,7 +146,8 @@ def _resumable(target: Path, manifest: IndexManifest) -> bool:
 
 
 def _apply(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, keep_docs: np.ndarray,
-           record: dict[str, Any], started: float, progress: Progress | None, executor: Any) -> IndexManifest:
+           record: dict[str, Any], started: float, progress: Progress | None, executor: Any,
+           history: Callable[[], None]) -> IndexManifest:
     old, db = index.manifest, index.chunks.db
     config = old.config
     chunk_doc = np.asarray(db.chunk_doc)
@@ -156,11 +158,13 @@ def _apply(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, keep
         forked = partial(ForkedGraph, documents=[doc for doc, _ in plan.fresh], chunk=config.chunk,
                          stage=stage) if can_fork() else None
         graph = graph_for_update(target, old.graph, keep_chunks, keep_docs, db, len(plan.fresh), forked)
-    # the corpus hash and the copy of the kept rows in threads, while the new documents are analysed
-    # here: SQLite, SHA-256 of large buffers and the file copy run without the interpreter lock
-    background = ThreadPoolExecutor(max_workers=2, thread_name_prefix="hoprag-update")
+    # the corpus hash, the copy of the kept rows and the history's new rows in threads (after the fork),
+    # while the new documents are analysed here: SQLite, SHA-256 and the file copy run without the
+    # interpreter lock, and the history's writes wait on the disk
+    background = ThreadPoolExecutor(max_workers=3, thread_name_prefix="hoprag-update")
     corpus_hash = background.submit(_corpus_hash, target, old, keep_docs, [record for _, record in plan.fresh])
     copied = background.submit(_copy_kept_rows, target / DB_FILE, stage / DB_FILE, keep_docs, keep_chunks)
+    recorded = background.submit(history)
     background.shutdown(wait=False)
     try:
         new_doc = np.cumsum(keep_docs) - 1
@@ -175,13 +179,14 @@ def _apply(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, keep
         builder = BM25Retriever.builder(config.bm25, tokenizer)
         builder.seed({term: tid for term, tid in sorted(index.bm25.model.vocab_dict.items(), key=lambda kv: kv[1])
                       if term})
-        return _analyse(stage, target, index, plan, keep_chunks, open_writer, builder, tokenizer, graph, acl_names,
-                        record, started, progress, executor, corpus_hash)
+        manifest = _analyse(stage, target, index, plan, keep_chunks, open_writer, builder, tokenizer, graph,
+                            acl_names, record, started, progress, executor, corpus_hash)
+        recorded.result()
+        return manifest
     except BaseException:
         if graph is not None:
             graph.abort()
-        if not copied.cancel():
-            wait([copied])  # the stage is discarded: not while the copy still writes into it
+        wait([job for job in (copied, recorded) if not job.cancel()])  # the stage is discarded: not while they write into it
         raise
 
 
