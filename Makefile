@@ -13,8 +13,9 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[gates,serve]'
 	touch $@
 
-$(VENV)/.installed-dev: $(BIN)/python pyproject.toml
-	CMAKE_ARGS="-DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 $(BIN)/python -m pip install --quiet -e '.[dev]'
+# llama-cpp-python's wheel compiles in the background while the rest installs (docs/contributing.md)
+$(VENV)/.installed-dev: $(BIN)/python pyproject.toml tools/install_dev.sh tools/llama_cpp_skip_common.cmake
+	bash tools/install_dev.sh $(VENV)
 	touch $@
 
 demo: $(VENV)/.installed
