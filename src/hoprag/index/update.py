@@ -168,8 +168,10 @@ def _apply(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, keep
     background.shutdown(wait=False)
     try:
         new_doc = np.cumsum(keep_docs) - 1
-        acl_names = [db.acl_names[c] for c in np.asarray(db.doc_acl)[keep_docs].tolist()]
-        kept_acl = list(acl_names)  # acl_names gains the new documents' before the writer is opened
+        kept_codes = np.asarray(db.doc_acl)[keep_docs]
+        kept_acl = np.asarray(db.acl_names, dtype=object)[kept_codes].tolist()  # one gather, not a lookup a row
+        # every class's count: the kept documents' by code, the new ones' added as they are analysed
+        acl_counts = Counter(dict(zip(db.acl_names, np.bincount(kept_codes, minlength=len(db.acl_names)).tolist())))
 
         def open_writer() -> CorpusWriter:
             copied.result()  # the new rows go after the kept ones
@@ -177,10 +179,9 @@ def _apply(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, keep
 
         tokenizer = index.bm25.tokenizer  # the stopword list the index saved: bm25s's list is not imported again
         builder = BM25Retriever.builder(config.bm25, tokenizer)
-        builder.seed({term: tid for term, tid in sorted(index.bm25.model.vocab_dict.items(), key=lambda kv: kv[1])
-                      if term})
+        builder.seed(_by_id(index.bm25.model.vocab_dict))
         manifest = _analyse(stage, target, index, plan, keep_chunks, open_writer, builder, tokenizer, graph,
-                            acl_names, record, started, progress, executor, corpus_hash)
+                            acl_counts, record, started, progress, executor, corpus_hash)
         recorded.result()
         return manifest
     except BaseException:
@@ -192,7 +193,7 @@ def _apply(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, keep
 
 def _analyse(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, keep_chunks: np.ndarray,
              open_writer: Callable[[], CorpusWriter], builder: Any, tokenizer: Any,
-             graph: GraphWorker | IncrementalGraph | ForkedGraph | None, acl_names: list[str],
+             graph: GraphWorker | IncrementalGraph | ForkedGraph | None, acl_counts: Counter[str],
              record: dict[str, Any], started: float, progress: Progress | None, executor: Any,
              corpus_hash: Future[CorpusDigest]) -> IndexManifest:
     """The new documents chunked, written, tokenised and scanned; BM25, graph and vectors of the result."""
@@ -206,7 +207,7 @@ def _analyse(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, ke
         rows.append((doc, stored, chunks))
         if graph is not None:
             graph.add(chunks, doc.title)
-        acl_names.append(doc.acl)
+        acl_counts[doc.acl] += 1
         texts.extend(index_text(c, doc.title) for c in chunks)
         if len(texts) >= BATCH:
             builder.add(texts, ordered=True)
@@ -223,7 +224,7 @@ def _analyse(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, ke
         if not writer.chunks:
             raise EmptyCorpusError("after the update the index would hold no chunks", source=str(target),
                                    fix="keep or add documents with non-empty 'text'")
-        acl_classes = dict(sorted(Counter(acl_names).items()))
+        acl_classes = {name: count for name, count in sorted(acl_counts.items()) if count}
         writer.close(list(acl_classes))
     except BaseException:
         writer.abort()
@@ -255,6 +256,17 @@ def _analyse(stage: Path, target: Path, index: LoadedIndex, plan: UpdatePlan, ke
         updates=[*old.updates, IndexUpdate(**record, seconds=round(time.perf_counter() - started, 3))],
     )
     return manifest
+
+
+def _by_id(vocab: dict[str, int]) -> dict[str, int]:
+    """The index's stems in term id order, without bm25s's "" column (a saved vocabulary is in that
+    order already: checked, then copied, rather than sorted)."""
+    if all(tid == at for at, tid in enumerate(vocab.values())):
+        ordered = dict(vocab)
+    else:
+        ordered = dict(sorted(vocab.items(), key=lambda kv: kv[1]))
+    ordered.pop("", None)
+    return ordered
 
 
 def _copy_kept_rows(source: Path, target: Path, keep_docs: np.ndarray, keep_chunks: np.ndarray) -> None:
