@@ -156,3 +156,24 @@ def test_an_update_that_only_adds_resumes_the_saved_digest_and_saves_what_a_buil
     name = f"analysis/{corpus_digest.DIGEST_FILE}"
     assert (tmp_path / "ix" / name).read_bytes() == (tmp_path / "again" / name).read_bytes()
     assert json.loads((tmp_path / "ix" / "manifest.json").read_text())["corpus_hash"] == rebuilt.corpus_hash
+
+
+def test_without_libcrypto_the_digest_is_hashlibs_and_nothing_is_saved_or_resumed(tmp_path, monkeypatch) -> None:
+    """Where no libcrypto with SHA256_* loads, the build and the update hash with hashlib (the same
+    value), write no state file, and the update digests the kept records again."""
+    from hoprag.index import corpus_digest
+    from hoprag.index.manifest import corpus_hash
+    from hoprag.index.store import build_index
+    from hoprag.index.update import update_index
+    from hoprag.records import Document
+
+    monkeypatch.setattr(corpus_digest, "_LIB", None)
+    monkeypatch.setattr(corpus_digest, "_LOADED", True)
+    docs = [Document(id=f"d{i}", text=f"Tern Basic plan note {i}: data kept {i} days.", title=f"Note {i}")
+            for i in range(12)]
+    new = Document(id="n", text="Kestrel Dynamics sells aerial sensors.", title="Kestrel Dynamics")
+    manifest = build_index(docs, tmp_path / "ix")
+    assert manifest.corpus_hash == corpus_hash(docs)
+    assert not (tmp_path / "ix" / "analysis" / corpus_digest.DIGEST_FILE).exists()
+    assert corpus_digest.resume_digest(tmp_path / "ix", 12, manifest.corpus_hash) is None
+    assert update_index(tmp_path / "ix", [new]).manifest.corpus_hash == corpus_hash([*docs, new])

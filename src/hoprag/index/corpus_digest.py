@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +32,15 @@ DIGEST_FILE = "corpus_digest.json"
 #: ``SHA256_CTX``: ``h[8]``, ``Nl``, ``Nh``, ``data[16]`` (32-bit words), ``num``, ``md_len``
 _CTX_SIZE = 112
 _DATA, _NUM = 40, 104
-_LIBRARIES = ("libcrypto.so.3", "libcrypto.so.1.1", "libcrypto.so", "libcrypto.3.dylib", "libcrypto.dylib")
+#: by their versioned names, on Linux only (macOS ends a process that loads its system libcrypto by name)
+_LIBRARIES = ("libcrypto.so.3", "libcrypto.so.1.1")
 _BUFFER = 1 << 20  # record bytes gathered before one call into the library (a call per record costs more)
 
 
 def _load() -> Any:
     """OpenSSL's libcrypto with ``SHA256_Init/Update/Final``, checked to keep its state in a
     ``SHA256_CTX`` of the expected layout; ``None`` when there is none such."""
-    for name in _LIBRARIES:
+    for name in _LIBRARIES if sys.platform.startswith("linux") else ():
         try:
             lib = ctypes.CDLL(name)
             init, update, final = lib.SHA256_Init, lib.SHA256_Update, lib.SHA256_Final
