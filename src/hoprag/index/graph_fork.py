@@ -59,7 +59,7 @@ class ForkedGraph:
     def __init__(self, index_dir: Path, info: GraphInfo, keep_chunks: np.ndarray, keep_docs: np.ndarray,
                  db: CorpusDB, *, documents: Sequence[Document], chunk: ChunkConfig, stage: Path) -> None:
         self._args = (index_dir, info, keep_chunks, keep_docs, db)
-        self._documents, self._chunk, self._stage = documents, chunk, stage
+        self._documents, self._chunk = documents, chunk
         self._read, write = os.pipe()
         with warnings.catch_warnings():
             # Python 3.12 warns of any fork in a process with threads; the update has started none yet,
