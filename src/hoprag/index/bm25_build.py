@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from hoprag.errors import EmptyCorpusError
-from hoprag.index.bm25_arrays import BM25Arrays
+from hoprag.index.bm25_arrays import BM25Arrays, sorted_unique
 from hoprag.index.tokenize import TOKEN_PATTERN, Tokenizer
 
 __all__ = ["WORD_RUNS", "BM25Builder", "assemble", "narrow_tf", "score_entries"]
@@ -176,15 +176,14 @@ def score_entries(
 
         bm25s_api = bm25s.scoring, bm25s.BM25(method=bm25["method"], k1=k1, b=b, delta=delta), bm25s.__version__
     scoring, model, version = bm25s_api
-    _build_idf_array, _build_nonoccurrence_array = scoring._build_idf_array, scoring._build_nonoccurrence_array
+    _build_nonoccurrence_array = scoring._build_nonoccurrence_array
     _select_idf_scorer, _select_tfc_scorer = scoring._select_idf_scorer, scoring._select_tfc_scorer
-    doc_frequencies = dict(enumerate(df.tolist()))
     avg_doc_len = lengths.mean()
-    idf = _build_idf_array(doc_frequencies, n_docs, _select_idf_scorer(model.idf_method), dtype=model.dtype)
+    idf = _idf_by_value(df, n_docs, _select_idf_scorer(model.idf_method), model.dtype)
     nonoccurrence = None
     if model.method in model.methods_requiring_nonoccurrence:
         nonoccurrence = _build_nonoccurrence_array(
-            doc_frequencies=doc_frequencies, n_docs=n_docs, compute_idf_fn=_select_idf_scorer(model.idf_method),
+            doc_frequencies=dict(enumerate(df.tolist())), n_docs=n_docs, compute_idf_fn=_select_idf_scorer(model.idf_method),
             calculate_tfc_fn=_select_tfc_scorer(model.method), l_d=avg_doc_len, l_avg=avg_doc_len,
             k1=k1, b=b, delta=delta, dtype=model.dtype,
         )
@@ -205,6 +204,15 @@ def score_entries(
               "idf_method": model.idf_method, "dtype": model.dtype, "int_dtype": model.int_dtype,
               "version": version, "backend": model.backend}
     return data, nonoccurrence, params
+
+
+def _idf_by_value(df: np.ndarray, n_docs: int, compute_idf: Any, dtype: Any) -> np.ndarray:
+    """bm25s's ``_build_idf_array`` (``compute_idf(df, N=n_docs)`` per term, stored as ``dtype``) with the
+    function called once per distinct document frequency — a few hundred, not one per term — and the
+    values spread by index: the same floats, since each depends only on df and N."""
+    values = sorted_unique(np.asarray(df, dtype=np.int64))
+    per_value = np.array([compute_idf(d, N=n_docs) for d in values.tolist()], dtype=np.float64)
+    return per_value[np.searchsorted(values, df)].astype(dtype)
 
 
 def _scored_by_table(tfs: np.ndarray, lengths: np.ndarray, data: np.ndarray, rows: np.ndarray, cols: np.ndarray,
