@@ -154,3 +154,23 @@ def test_damaged_graph_files_stop_the_update_with_the_rebuild_fix_and_keep_the_i
         update_index(target, [DOCS[20]], [])
     assert f"hoprag index CORPUS --out {target}" in str(caught.value)
     assert graph_files(target) == before and load_index(target).manifest.document_count == len(FIRST)
+
+
+def test_no_fork_while_another_non_daemon_thread_runs() -> None:
+    """A program's worker thread could hold a lock the child would wait for: the graph is then changed
+    in process (a daemon thread, as a progress display's, does not stop the fork)."""
+    import threading
+
+    if not graph_fork.can_fork():
+        pytest.skip("no fork or a single core here")
+    release = threading.Event()
+    worker = threading.Thread(target=release.wait)
+    worker.start()
+    try:
+        assert not graph_fork.can_fork()
+    finally:
+        release.set()
+        worker.join()
+    display = threading.Thread(target=release.wait, daemon=True)
+    display.start()
+    assert graph_fork.can_fork()

@@ -23,6 +23,7 @@ import os
 import pickle
 import signal
 import sys
+import threading
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,8 +46,13 @@ __all__ = ["ForkedGraph", "can_fork"]
 
 def can_fork() -> bool:
     """Whether the graph change runs in a forked child: Linux (a fork of a threaded process is not safe
-    on macOS, and Windows has none) with a second core to run it on."""
-    return sys.platform.startswith("linux") and hasattr(os, "fork") and available_cores() >= 2
+    on macOS, and Windows has none) with a second core to run it on, called from the main thread with
+    no other thread but daemons (a progress display): a program's worker threads could hold a lock
+    (SQLite's, a logger's) that the child would then wait for forever."""
+    main = threading.main_thread()
+    return (sys.platform.startswith("linux") and hasattr(os, "fork") and available_cores() >= 2
+            and threading.current_thread() is main
+            and all(t is main or t.daemon for t in threading.enumerate()))
 
 
 class ForkedGraph:
