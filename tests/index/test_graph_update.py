@@ -171,6 +171,10 @@ def test_no_fork_while_another_non_daemon_thread_runs() -> None:
     finally:
         release.set()
         worker.join()
-    display = threading.Thread(target=release.wait, daemon=True)
+    shown = threading.Event()
+    display = threading.Thread(target=shown.wait, daemon=True)
     display.start()
-    assert graph_fork.can_fork()
+    try:
+        assert display.is_alive() and graph_fork.can_fork()
+    finally:
+        shown.set()
