@@ -34,7 +34,7 @@ trap 'exit 130' INT TERM
 echo "install_dev: installing the rest of the dev extra"
 "$python" -m pip install --quiet -e '.[dev-base]'
 
-echo "install_dev: waiting for llama-cpp-python's wheel"
+echo "install_dev: the rest installed after ${SECONDS} s; waiting for llama-cpp-python's wheel"
 if ! wait "$build"; then
   trap - EXIT
   tail -n 30 "$log" >&2
@@ -44,5 +44,7 @@ if ! wait "$build"; then
   exit 1
 fi
 trap - EXIT
+echo "install_dev: llama-cpp-python's wheel built after ${SECONDS} s; installing it"
 "$python" -m pip install --quiet -e '.[dev]' "$wheels"/llama_cpp_python-*.whl
 rm -rf "$wheels"
+echo "install_dev: done in ${SECONDS} s"
