@@ -56,9 +56,9 @@ def _docs(hits, depth):
 
 def test_ent_001_pool_is_the_union_of_bm25_and_multihop_documents(pool):
     # by hand from the two rankings: bm25 top 3 = contract-14, email-8, policy-8-v1;
-    # multi-hop evidence top 3 (graph hop on, the default) = contract-14, faq-2, policy-8-v1; the union has 4
+    # multi-hop evidence top 3 (graph hop on, the default) = policy-8-v1, contract-31, contract-14; the union has 4
     docs = {c.doc_id for c in pool.candidates if c.case_id == "ent-001"}
-    assert docs == {"contract-14", "email-8", "policy-8-v1", "faq-2"}
+    assert docs == {"contract-14", "email-8", "policy-8-v1", "contract-31"}
     assert pool.sizes()["ent-001"] == 4
 
 
@@ -103,8 +103,8 @@ def test_files_hide_the_systems_and_provenance_maps_back(pool, tmp_path):
                   map(json.loads, (out / "provenance.jsonl").read_text(encoding="utf-8").splitlines())}
     assert set(provenance) == {(r["case_id"], r["doc_id"]) for r in annotation}
     assert provenance[("ent-001", "contract-14")] == {"bm25": {"rank": 1, "chunk_ids": ["contract-14#0"]},
-                                                      "multihop": {"rank": 1, "chunk_ids": ["contract-14#0"]}}
-    assert provenance[("ent-001", "faq-2")] == {"multihop": {"rank": 2, "chunk_ids": ["faq-2#0"]}}
+                                                      "multihop": {"rank": 3, "chunk_ids": ["contract-14#0"]}}
+    assert provenance[("ent-001", "contract-31")] == {"multihop": {"rank": 2, "chunk_ids": ["contract-31#0"]}}
     assert json.loads((out / "manifest.json").read_text(encoding="utf-8"))["candidates"] == len(annotation)
 
 
@@ -125,14 +125,14 @@ def _judge(pool, tmp_path, extra=()):
 
 def test_import_round_trips_to_qrels_and_keeps_labeller_and_time(pool, tmp_path):
     out = write_pool(pool, tmp_path / "pool")
-    conflict = [{"case_id": "ent-001", "doc_id": "faq-2", "grade": 2, "labeller": "ben", "time": "2026-11-30T10:00:00Z"}]
+    conflict = [{"case_id": "ent-001", "doc_id": "contract-31", "grade": 2, "labeller": "ben", "time": "2026-11-30T10:00:00Z"}]
     result = import_judgments(out, _judge(pool, tmp_path, conflict), tmp_path / "qrels.txt")
     assert read_qrels(tmp_path / "qrels.txt") == {
-        "ent-001": {"contract-14": 1, "email-8": 0, "policy-8-v1": 0, "faq-2": 2}}  # ana 0, ben 2: tie → higher
+        "ent-001": {"contract-14": 1, "email-8": 0, "policy-8-v1": 0, "contract-31": 2}}  # ana 0, ben 2: tie → higher
     kept = [json.loads(line) for line in result.judgments_path.read_text(encoding="utf-8").splitlines()]
     assert len(kept) == result.judgments == 5
     assert kept[-1] == {**conflict[0]}
-    assert [(c["case_id"], c["doc_id"]) for c in result.conflicts] == [("ent-001", "faq-2")]
+    assert [(c["case_id"], c["doc_id"]) for c in result.conflicts] == [("ent-001", "contract-31")]
     assert result.judged_pairs == 4 and len(result.unjudged) == len(pool.candidates) - 4
 
 

@@ -75,6 +75,9 @@ def test_a_bridge_query_drops_the_name_of_the_passage_it_came_from():
     # words the bridge shares with the subject stay, and a query of nothing but the name is kept whole
     assert without_subject("Where was Rush formed?", "Rush (band)", "Rush Tour") == "Where was Rush formed?"
     assert without_subject("Thumb Wrestling Federation", "Thumb Wrestling Federation", "TWF") == "Thumb Wrestling Federation"
+    # a title the question does not name keeps the question whole: "wipe" is the question's own word
+    wipe = "Which wipe method is required when the gateways used under Project Wren are decommissioned?"
+    assert without_subject(wipe, "Device Decommissioning and Data Wipe Standard (POL-20)", "Hardware Operations") == wipe
 
 
 def test_identifiers_and_dates_have_their_own_kinds():

@@ -100,11 +100,15 @@ class CorpusView:
 
 
 def without_subject(sub_query: str, source_title: str, bridge: str) -> str:
-    """``sub_query`` without the words of the title of the passage the bridge was found in (unless
-    the bridge shares them): the bridge stands in for the subject the hop comes from, whose name would
-    only pull back that subject's own neighbours ("Cartoon Network … is on a network founded by who?",
-    not "… Thumb Wrestling Federation is on …"). All words gone: the sub-query as it was."""
-    subject = set(tokens(title_key(source_title))) - set(tokens(bridge)) if source_title else set()
+    """``sub_query`` without the name of the passage the bridge was found in, when the sub-query names
+    that passage's title (and the bridge does not share its words): the bridge stands in for the
+    subject the hop comes from, whose name would only pull back that subject's own neighbours
+    ("Cartoon Network … is on a network founded by who?", not "… Thumb Wrestling Federation is on …").
+    A title the sub-query does not name leaves it whole: its words there are the question's own ("Which
+    wipe method …" found the Data Wipe Standard). All words gone: the sub-query as it was."""
+    if not source_title or not _names_title(" ".join(fold(sub_query).split()), source_title):
+        return sub_query
+    subject = set(tokens(title_key(source_title))) - set(tokens(bridge))
     if not subject:
         return sub_query
     kept = [w for w in sub_query.split() if not (set(tokens(w)) and set(tokens(w)) <= subject)]
