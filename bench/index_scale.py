@@ -83,38 +83,68 @@ def write_corpus(path: Path, passages: int) -> dict[str, int]:
     return {"pooled": len(docs), "copies": copy, "documents": passages}
 
 
+# Each measured command runs under this small launcher, started fresh: Linux gives a forked child the
+# parent's peak RSS as its own starting ru_maxrss, so a command forked straight from this process (which
+# holds the passage pool) would report at least this process's size. The launcher is small when it
+# forks the command, and it passes the command's own wait4 figures back through a pipe.
+MEASURE = r"""
+import os, sys
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(sys.argv[1], sys.argv[1:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+os.write(int(os.environ["HOPRAG_BENCH_MEASURE_FD"]),
+         ("%d %r %r %d" % (status, usage.ru_utime, usage.ru_stime, usage.ru_maxrss)).encode())
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def _child(args: list[str], *, env: dict[str, str] | None = None, sample: bool = False) -> dict[str, Any]:
     """Run a process; its wall seconds, CPU seconds (user + system, its waited-for children included),
-    peak RSS (MiB: ``wait4`` gives the largest single process of its tree) and stdout. ``sample``: also
-    the largest sum of the tree's RSS seen every 20 ms (psutil), in ``tree_rss_mib``."""
+    peak RSS (MiB: ``wait4`` gives the largest single process of its tree, measured by :data:`MEASURE` so
+    this process's own size does not leak into it) and stdout. ``sample``: also the largest sum of the
+    tree's RSS seen every 20 ms (psutil), in ``tree_rss_mib``."""
     import threading
 
+    read_end, write_end = os.pipe()
+    child_env = dict(os.environ if env is None else env, HOPRAG_BENCH_MEASURE_FD=str(write_end))
     start = time.perf_counter()
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL if sample else subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=env)
-    tree = {"peak": None}
+    proc = subprocess.Popen([sys.executable, "-S", "-c", MEASURE, *args], stdout=subprocess.DEVNULL if sample else subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=child_env, pass_fds=(write_end,))
+    os.close(write_end)
+    tree: dict[str, Any] = {"peak": None}
     if sample:
         threading.Thread(target=_sample_tree, args=(proc.pid, tree), daemon=True).start()
         out = b""
     else:
         out = proc.stdout.read()  # type: ignore[union-attr]
     err = proc.stderr.read()  # type: ignore[union-attr]
-    _, status, usage = os.wait4(proc.pid, 0)
+    proc.wait()
     seconds = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
+    with os.fdopen(read_end, "rb") as pipe:
+        measured = pipe.read().decode().split()
+    if proc.returncode != 0 or len(measured) != 4:
         raise SystemExit(f"{' '.join(args[:4])} … failed:\n{err.decode(errors='replace')[-2000:]}")
-    return {"seconds": seconds, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_mib": usage.ru_maxrss / 1024,
+    _, user, system, maxrss = measured
+    return {"seconds": seconds, "cpu_s": float(user) + float(system), "peak_rss_mib": int(maxrss) / 1024,
             "stdout": out.decode(), "tree_rss_mib": tree["peak"], "own_cpu_s": tree.get("own_cpu_s")}
 
 
-def _sample_tree(pid: int, tree: dict[str, Any]) -> None:
-    """The largest RSS sum of ``pid`` and its descendants, sampled until it ends (``None`` without psutil)."""
+def _sample_tree(launcher: int, tree: dict[str, Any]) -> None:
+    """The largest RSS sum of the command :data:`MEASURE` (pid ``launcher``) started and its descendants,
+    sampled until it ends (``None`` without psutil)."""
     try:
         import psutil
     except ImportError:
         return
     try:
-        root = psutil.Process(pid)
+        parent = psutil.Process(launcher)
+        while not parent.children() and parent.status() != psutil.STATUS_ZOMBIE:
+            time.sleep(0.001)
+        root = parent.children()[0]
         peak = 0
         while root.status() != psutil.STATUS_ZOMBIE:
             total = 0
