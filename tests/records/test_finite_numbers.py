@@ -213,6 +213,7 @@ OWN_FORMATS = {
     "index/tokenize.py", "index/staging.py", "index/graph_build.py", "index/graph_worker.py", "index/corpus_db.py", "index/pg_corpus.py", "store/run_store.py",
     "service/app.py", "service/streaming.py", "evaluation/model_judge.py", "llm/testing.py", "otel_import.py",
     "index/history.py", "index/snapshots.py", "index/graph_update.py",  # an index's own record of replaced versions
+    "index/corpus_digest.py", "index/graph_fork.py",  # an index's saved hash state; a forked child's report over a pipe
     "io/kinds.py", "datasets/splits.py",  # telling what a file is before it is overwritten; no value is used
 }
 
