@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from pathlib import Path
@@ -288,11 +289,24 @@ _install_guards()
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console entry point: the app inside the one error boundary (:mod:`hoprag.cli_boundary`)."""
+    """The app inside the one error boundary (:mod:`hoprag.cli_boundary`), for a caller whose process
+    goes on (tests, scripts); the ``hoprag`` program is :func:`program`."""
     from hoprag.cli_boundary import run_app
 
     run_app(app, argv)
 
 
+def program() -> None:
+    """The ``hoprag`` program (console script and ``python -m hoprag.cli``): :func:`main`, then the
+    objects the command leaves are frozen out of the cyclic collector's reach, as the process ends
+    next: the interpreter's last full collection at exit walked every one of them (a loaded index's
+    tables and records: 50 ms after a 1 % update of a 100k index, 8 % of it) only to find what exit
+    frees anyway."""
+    try:
+        main()
+    finally:
+        gc.freeze()
+
+
 if __name__ == "__main__":
-    main()
+    program()
