@@ -41,6 +41,7 @@ from hoprag.records import Answer, Citation, Claim, Evidence
 
 CHAIN_ITEMS = 2  # leading evidence items cited as the chain behind an answer
 CHAIN_LEAD = 2  # leading items among which the chain's last passage is looked for (see _chain_end)
+PLAN_LEAD = 4  # leading items among which a plan chain's deepest passages are looked for (see _plan_chain_end)
 CHAIN_END_WEIGHT = 6.0  # added to the sentences of the chain's last passage: its facts come first
 LOOKUP_CHAIN_END_WEIGHT = 2.0  # the same for a plan's lookup (its bridges, hence retrieval, tuned with it)
 NAMED_WEIGHT = 0.5  # taken from the sentences of a passage the question names, when a chain end is found
@@ -140,7 +141,9 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
     if not evidence:
         return Answer(text="", abstained=True, confidence=0.0)
     q_terms = set(content_tokens(question))
-    chain_end = _chain_end(question, evidence)
+    # the final answer of a plan's chain of three or more lookups is read in its deepest lookup's passages
+    # the final answer of a plan's chain of three or more lookups is read in its deepest lookup's passages
+    chain_end = (None if lookup else _plan_chain_end(question, evidence)) or _chain_end(question, evidence)
     end_weight = LOOKUP_CHAIN_END_WEIGHT if lookup else CHAIN_END_WEIGHT
     last_hop, last_terms = (0, set()) if lookup or question_kind(question) not in LAST_LOOKUP_KINDS else _last_lookup_terms(question, evidence)
     # a passage the question names is where its chain starts, rarely where its answer is
@@ -210,6 +213,28 @@ def _chain_end(question: str, evidence: Sequence[Evidence]) -> set[str]:
     if not named or len(named) == len(lead):
         return set()
     return {e.chunk_id for e in lead if e.chunk_id not in named}
+
+
+def _plan_chain_end(question: str, evidence: Sequence[Evidence]) -> set[str]:
+    """The deepest lookup's passages of a plan's chain of three or more dependent lookups, when the
+    evidence leads with that chain in hop order (1, 2, 3, …): "Who was in charge of the country where
+    the composer of Aschenbrödel was a citizen?" is answered by the passage the last lookup ("Who was
+    in charge of" Austria) found, not by the middle one (the composer's orchestra) that
+    :func:`_chain_end`'s first two items would name. Those items of the leading ``PLAN_LEAD`` that the
+    question does not name; empty when the lead is no such chain."""
+    asked = fold(question).strip()
+    run = 1
+    while run < len(evidence) and evidence[run].hop == evidence[run - 1].hop + 1:
+        run += 1
+    deepest = evidence[run - 1]
+    lookups = {fold(e.sub_query).strip() for e in evidence[:run]}
+    # a plan's lookup is cut from the question's own words; a bridge hop past the plan asks its value
+    words = set(content_tokens(question))
+    carved = all(e.sub_query and set(content_tokens(e.sub_query)) <= words for e in evidence[:run])
+    if run < 3 or not carved or asked in lookups or len(lookups) < run:
+        return set()  # a short chain, or hops of the question itself rather than a plan's lookups
+    named = _named_items(question, evidence[:PLAN_LEAD])
+    return {e.chunk_id for e in evidence[:PLAN_LEAD] if e.hop == deepest.hop and e.chunk_id not in named}
 
 
 def _last_lookup_terms(question: str, evidence: Sequence[Evidence]) -> tuple[int, set[str]]:
