@@ -145,6 +145,32 @@ def test_an_index_without_the_common_counts_is_rebuilt_then_updated_in_place(use
     assert_same_graph(target, tmp_path / "rebuilt")
 
 
+def test_an_update_that_only_adds_extends_the_old_matrices_as_a_rebuild_makes_them(graph_config, tmp_path,
+                                                                                     monkeypatch) -> None:
+    """New documents whose titles lie inside no kept name (hoprag.index.graph_append): the old
+    chunk_entity and entity_chunk extended, not transposed again; with low caps a key leaves the
+    entities (its old row dropped) and new keys get rows between the old ones."""
+    import hoprag.index.graph_append as graph_append
+
+    seen: list[tuple[int, int]] = []
+
+    def spy(graph_dir, new_row, *args):
+        seen.append((int((new_row < 0).sum()), int(new_row.size)))
+        return graph_append.appended_matrices(graph_dir, new_row, *args)
+
+    monkeypatch.setattr(graph_update, "appended_matrices", spy)
+    monkeypatch.setattr(graph_update, "INCREMENTAL_MAX_SHARE", 1.0)
+    monkeypatch.setattr(update, "can_fork", lambda: False)
+    updated, rebuilt = _updated_and_rebuilt(tmp_path, [DOCS[20], DOCS[26], DOCS[31]], [])
+    assert_same_graph(updated, rebuilt)
+    assert len(seen) == 1
+    dropped, old_entities = seen[0]
+    new_entities = load_index(rebuilt).manifest.graph.entities
+    assert new_entities > old_entities - dropped  # new keys came in
+    if graph_config is LOW_CAP:
+        assert dropped > 0
+
+
 def test_damaged_graph_files_stop_the_update_with_the_rebuild_fix_and_keep_the_index(tmp_path) -> None:
     target = tmp_path / "index"
     build_index(FIRST, target)

@@ -15,16 +15,17 @@ What the graph is made of, and which part a delta touches (the rules are
   its first mention in chunk order), and the chunk links. These are recomputed from the counts, in
   numpy: the kept chunks' entity rows are the old rows renumbered (every map is monotone, so they
   stay in order), the new chunks' rows follow, and the transpose and links are made from them as a
-  build makes them. A key that comes back under the cap (a common entity whose count fell, or the
-  cap rose past it) has its kept chunks found in the saved mentions, like a changed title.
+  build makes them (an update that only adds chunks extends both old matrices instead:
+  :mod:`hoprag.index.graph_append`). A key that comes back under the cap (a common entity whose
+  count fell, or the cap rose past it) has its kept chunks found in the saved mentions, like a changed title.
 
 The update runs in a fork of the updating process on Linux with two cores (:mod:`hoprag.index.graph_fork`),
-else in the updating process (the saved mentions read in a thread, the graph changed in a thread
-beside the BM25 work) — no worker to start — when the documents added and the chunks removed are at most :data:`INCREMENTAL_MAX_SHARE` of the
-index's chunks and fewer than :data:`~hoprag.index.graph_worker.WORKER_MIN_CHUNKS` documents are
-added; otherwise, or when the
-index lacks the common entities' counts (built before they were kept, with common entities), the
-graph worker rebuilds the graph from every kept mention (:meth:`GraphWorker.resume`).
+else in the updating process (the saved mentions read in a thread, the graph changed in a thread beside
+the BM25 work) — no worker to start — when the documents added and the chunks removed are at most
+:data:`INCREMENTAL_MAX_SHARE` of the index's chunks and fewer than
+:data:`~hoprag.index.graph_worker.WORKER_MIN_CHUNKS` documents are added; otherwise, or when the index
+lacks the common entities' counts (built before they were kept, with common entities), the graph
+worker rebuilds the graph from every kept mention (:meth:`GraphWorker.resume`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from hoprag.index.analysis import ANALYSIS_DIR, COMMON, MENTION_ENDS, MENTION_ST
 from hoprag.index.entities import title_heads, titles_inside
 from hoprag.index.entity_graph import CHUNK_CHUNK, CHUNK_ENTITY, CHUNK_IDS, ENTITIES, ENTITY_CHUNK, GRAPH_DIR, GraphInfo
 from hoprag.index.bm25_arrays import sorted_unique
+from hoprag.index.graph_append import appended_matrices, entity_pairs
 from hoprag.index.graph_arrays import GRAPH_FORMAT, CsrArrays
 from hoprag.index import graph_worker
 from hoprag.index.graph_build import GraphBuilder, chunk_links, csr_indptr, first_seen, transpose_ones
@@ -223,14 +225,22 @@ class _Delta:
         ids = sorted(np.flatnonzero(entity).tolist(), key=keys.__getitem__)
         row = np.full(width, -1, dtype=np.int64)
         row[ids] = np.arange(len(ids), dtype=np.int64)
-        chunks, rows = self._entity_rows(old_ids, row, recount, again, fresh, len(ids))
+        # only chunks added and no old entity recounted: the old matrices extended
+        appended = owner.keep.all() and not again.size and not recount[old_ids].any()
+        if not appended:
+            chunks, rows = self._entity_rows(old_ids, row, recount, again, fresh, len(ids))
         suspect = entity & (~was_entity | recount | (gone_df > 0))
         # where the suspects' first mentions can be: a key the kept chunks do not hold is first met in the new
         in_kept = bool((suspect & ((old_df > 0) | (again_df > 0))).any())
-        del again, fresh, gone
-        mentioned = CsrArrays(csr_indptr(chunks, n), rows.astype(np.int32), None, (n, len(ids)))
-        mentions = transpose_ones(mentioned, chunks, rows)
-        del chunks, rows
+        del again, gone
+        if appended:
+            fresh_chunks, fresh_rows = entity_pairs(fresh, row, len(ids), _SHIFT)
+            mentioned, mentions = appended_matrices(self.old, row[old_ids], fresh_chunks, fresh_rows, len(ids), n)
+        else:
+            mentioned = CsrArrays(csr_indptr(chunks, n), rows.astype(np.int32), None, (n, len(ids)))
+            mentions = transpose_ones(mentioned, chunks, rows)
+            del chunks, rows
+        del fresh
         links = chunk_links(mentions, n, self.config.link_max_chunks)
         kinds = self._kinds(ids, keys, dict(zip(old_ids.tolist(), (r[1] for r in old_rows))), suspect,
                             0 if in_kept else split)
@@ -347,19 +357,12 @@ class _Delta:
         if not (valid := rows >= 0).all():
             rows, chunk_of = rows[valid], chunk_of[valid]
         width = max(entities, 1)
-
-        def renumbered(pairs: np.ndarray) -> np.ndarray:
-            found = row[pairs & _KEY_MASK]
-            at = found >= 0
-            out = (pairs[at] >> _SHIFT) * width + found[at]
-            out.sort()
-            return out
-
-        extra = renumbered(again)
+        again_chunks, again_rows = entity_pairs(again, row, entities, _SHIFT)
+        extra = again_chunks * width + again_rows
         if extra.size:  # merged into the kept chunks' entries, which are in (chunk, row) order
             codes = chunk_of * width + rows
             chunk_of, rows = np.divmod(np.insert(codes, np.searchsorted(codes, extra), extra), width)
-        fresh_chunks, fresh_rows = np.divmod(renumbered(fresh), width)
+        fresh_chunks, fresh_rows = entity_pairs(fresh, row, entities, _SHIFT)
         return np.concatenate((chunk_of, fresh_chunks)), np.concatenate((rows, fresh_rows))
 
     def _kinds(self, ids: list[int], keys: list[str], old_kinds: dict[int, str], suspect: np.ndarray,
