@@ -1,6 +1,9 @@
-"""An update's graph matrices when it only adds chunks (:func:`appended_matrices`): the old ``chunk_entity``
-and ``entity_chunk`` renumbered and extended, instead of made again from every entry.
+"""What an in-place graph update (:mod:`hoprag.index.graph_update`) writes by extending the old graph's
+files rather than making them again: the matrices when it only adds chunks (:func:`appended_matrices`),
+the chunk id list (:func:`write_chunk_ids`), and the entity rows' JSON (:func:`entities_json`).
 
+The matrices: the old ``chunk_entity`` and ``entity_chunk`` renumbered and extended, instead of made
+again from every entry.
 With no chunk removed and no key recounted (:mod:`hoprag.index.graph_update`), every kept chunk keeps
 its entries and its number, the new chunks come after them, and the map from an old entity row to the
 new one is monotone (entity rows are keys in string order, before and after). So each kept chunk's row
@@ -12,15 +15,18 @@ at 100k).
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
 
 import numpy as np
 
-from hoprag.index.entity_graph import CHUNK_ENTITY, ENTITY_CHUNK
+from hoprag.index.entity_graph import CHUNK_ENTITY, CHUNK_IDS, ENTITY_CHUNK
 from hoprag.index.graph_arrays import CsrArrays
 from hoprag.index.npy_map import load_npy
 
-__all__ = ["appended_matrices", "entity_pairs"]
+__all__ = ["appended_matrices", "entities_json", "entity_pairs", "write_chunk_ids"]
 
 
 def entity_pairs(pairs: np.ndarray, row: np.ndarray, entities: int, shift: int) -> tuple[np.ndarray, np.ndarray]:
@@ -82,3 +88,24 @@ def appended_matrices(graph_dir: Path, new_row: np.ndarray, fresh_chunks: np.nda
     ends = np.zeros(entities + 1, dtype=np.int32)
     np.cumsum(counts, out=ends[1:])
     return chunk_entity, CsrArrays(ends, merged, None, (entities, chunks))
+
+
+def entities_json(keys: Sequence[str], kinds: Sequence[str], chunks: Sequence[int]) -> str:
+    """``json.dumps([[key, kind, chunks], ...], ensure_ascii=False, separators=(",", ":"))`` (the text a
+    build writes), each string encoded by json's own encoder, without a list made per row: half the time."""
+    quoted = {kind: encode_basestring(kind) for kind in set(kinds)}
+    return "[" + ",".join([f"[{encode_basestring(k)},{quoted[kind]},{int(c)}]" for k, kind, c in zip(keys, kinds, chunks)]) + "]"
+
+
+def write_chunk_ids(old_dir: Path, graph_dir: Path, keep: np.ndarray, new: list[str]) -> None:
+    """The column order: the kept ids, then the ``new`` (the old list's text extended when nothing was removed)."""
+    try:
+        old = (old_dir / CHUNK_IDS).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"{CHUNK_IDS} unreadable ({exc.strerror or exc})") from None
+    if keep.all():
+        text = old if not new else old[:-1] + "," + json.dumps(new, ensure_ascii=False, separators=(",", ":"))[1:]
+    else:
+        kept = [cid for cid, k in zip(json.loads(old), keep.tolist()) if k]
+        text = json.dumps(kept + new, ensure_ascii=False, separators=(",", ":"))
+    (graph_dir / CHUNK_IDS).write_text(text, encoding="utf-8")

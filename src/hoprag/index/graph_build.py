@@ -76,6 +76,7 @@ class GraphBuilder:
         self._mention_ids: dict[tuple[str, str, tuple[str, ...]], int] = {}  # (key, kind, words) -> mention id
         #: a resumed builder's saved mention table (its JSON text, its rows), written again as a prefix
         self._saved_table: tuple[str, int] | None = None
+        self._saved_stream = 0  # how much of ``_mentions`` is that builder's saved stream, unchanged
         self._mention_keys = array("q")  # mention id -> key id
         self._mention_kinds: list[str] = []
         self._mention_words: list[tuple[str, ...]] = []
@@ -261,16 +262,22 @@ class GraphBuilder:
         """Every chunk's mentions (ids into a table of ``[key, kind, words]``: those still used, numbered by
         first occurrence, as a build numbers them, so an update writes what a build of its corpus writes)."""
         stream = self._stream()
-        naming = stream[stream >= 0]
-        first = first_seen(naming, len(self._mention_words))
+        saved, kept = self._saved_table or ("[]", 0)
+        # resumed with every saved chunk: the stream starts with the saved one, whose mentions are the saved
+        # rows in order (what this method wrote), so only the new chunks' run is searched for new mentions
+        start, offset = (self._saved_stream, kept) if self._saved_stream and kept else (0, 0)
+        naming = stream[start:]
+        naming = naming[naming >= offset] - offset
+        first = first_seen(naming, len(self._mention_words) - offset)
         used = np.flatnonzero(first < naming.size)
-        used = used[np.argsort(first[used])]  # first positions are distinct: the order is the build's
+        used = used[np.argsort(first[used])] + offset  # first positions are distinct: the order is the build's
+        if offset:
+            used = np.concatenate((np.arange(offset, dtype=used.dtype), used))
         remap = np.full(len(self._mention_words) + 1, -1, dtype=np.int32)  # the extra slot maps -1 to -1
         remap[used] = np.arange(used.size, dtype=np.int32)
         keys = list(self._key_ids)
         key_of = self._mention_keys.tolist()  # Python ints: indexing an array element by element is slow
         kinds, words = self._mention_kinds, self._mention_words
-        saved, kept = self._saved_table or ("[]", 0)
         if not (used.size >= kept and np.array_equal(used[:kept], np.arange(kept))):
             saved, kept = "[]", 0  # rows were dropped or moved: the table is written whole
         rows = [[keys[key_of[m]], kinds[m], list(words[m])] for m in used[kept:].tolist()]
@@ -279,7 +286,8 @@ class GraphBuilder:
             text = saved[:-1] + ("," + text[1:] if rows else "]")
         directory.mkdir(parents=True, exist_ok=True)
         (directory / MENTIONS).write_text(text, encoding="utf-8")
-        np.save(directory / MENTION_STREAM, remap[stream], allow_pickle=False)
+        same = used.size == len(words) and bool((used[offset:] == np.arange(offset, used.size)).all())
+        np.save(directory / MENTION_STREAM, stream if same else remap[stream], allow_pickle=False)
         ends = np.frombuffer(self._ends, dtype=np.int64) if self._ends else np.zeros(0, np.int64)
         np.save(directory / MENTION_ENDS, ends, allow_pickle=False)
 
@@ -298,6 +306,7 @@ class GraphBuilder:
             raise ValueError("the saved mentions do not fit the index's chunks")
         builder = cls(config)
         builder._saved_table = (saved, len(rows))
+        builder._saved_stream = int(stream.size) if keep.all() else 0
         # the table as _mention would grow it row by row (its rows are distinct), built in bulk
         mention_words = [tuple(words) for _, _, words in rows]
         builder._mention_words = mention_words

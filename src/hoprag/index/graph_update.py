@@ -42,9 +42,9 @@ import numpy as np
 from hoprag.errors import IndexLoadError
 from hoprag.index.analysis import ANALYSIS_DIR, COMMON, MENTION_ENDS, MENTION_STREAM, save_common
 from hoprag.index.entities import title_heads, titles_inside
-from hoprag.index.entity_graph import CHUNK_CHUNK, CHUNK_ENTITY, CHUNK_IDS, ENTITIES, ENTITY_CHUNK, GRAPH_DIR, GraphInfo
+from hoprag.index.entity_graph import CHUNK_CHUNK, CHUNK_ENTITY, ENTITIES, ENTITY_CHUNK, GRAPH_DIR, GraphInfo
 from hoprag.index.bm25_arrays import sorted_unique
-from hoprag.index.graph_append import appended_matrices, entity_pairs
+from hoprag.index.graph_append import appended_matrices, entities_json, entity_pairs, write_chunk_ids
 from hoprag.index.graph_arrays import GRAPH_FORMAT, CsrArrays
 from hoprag.index import graph_worker
 from hoprag.index.graph_build import GraphBuilder, chunk_links, csr_indptr, first_seen, transpose_ones
@@ -221,8 +221,10 @@ class _Delta:
         again_df = count(again)
         df[recount] = (again_df + count(fresh))[recount]
         entity = (df >= 1) & (df <= cap)
-        # entity rows: entity keys in key order
-        ids = sorted(np.flatnonzero(entity).tolist(), key=keys.__getitem__)
+        # entity rows: entity keys in key order; the old entities are in it already (as entities.json lists
+        # them), so the sort merges the new keys into that run rather than ordering every key
+        ids = sorted(old_ids[entity[old_ids]].tolist() + np.flatnonzero(entity & ~was_entity).tolist(),
+                     key=keys.__getitem__)
         row = np.full(width, -1, dtype=np.int64)
         row[ids] = np.arange(len(ids), dtype=np.int64)
         # only chunks added and no old entity recounted: the old matrices extended
@@ -250,10 +252,8 @@ class _Delta:
         mentioned.save(graph_dir, CHUNK_ENTITY)
         links.save(graph_dir, CHUNK_CHUNK)
         freq = np.diff(mentions.indptr).tolist()
-        entities = [[keys[k], kind, int(f)] for k, kind, f in zip(ids, kinds, freq)]
-        (graph_dir / ENTITIES).write_text(json.dumps(entities, ensure_ascii=False, separators=(",", ":")),
-                                          encoding="utf-8")
-        self._write_chunk_ids(graph_dir / CHUNK_IDS)
+        (graph_dir / ENTITIES).write_text(entities_json([keys[k] for k in ids], kinds, freq), encoding="utf-8")
+        write_chunk_ids(self.old, graph_dir, owner.keep, owner.new_ids)
         analysis = self.stage / ANALYSIS_DIR
         b.save_mentions(analysis)
         dropped = sorted(np.flatnonzero(df > cap).tolist(), key=keys.__getitem__)
@@ -384,17 +384,3 @@ class _Delta:
             names = t.mention_kinds
             first = {k: names[m] for k, m in zip(found.tolist(), mentions[seen[found]].tolist())}
         return ["title" if keys[k] in titles else first.get(k, "title") if suspect[k] else old_kinds[k] for k in ids]
-
-    def _write_chunk_ids(self, path: Path) -> None:
-        """The column order: the kept ids, then the new (the old list's text extended when nothing was removed)."""
-        try:
-            old = (self.old / CHUNK_IDS).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ValueError(f"{CHUNK_IDS} unreadable ({exc.strerror or exc})") from None
-        new = self.owner.new_ids
-        if self.owner.keep.all():
-            text = old if not new else old[:-1] + "," + json.dumps(new, ensure_ascii=False, separators=(",", ":"))[1:]
-        else:
-            kept = [cid for cid, k in zip(json.loads(old), self.owner.keep.tolist()) if k]
-            text = json.dumps(kept + new, ensure_ascii=False, separators=(",", ":"))
-        path.write_text(text, encoding="utf-8")
