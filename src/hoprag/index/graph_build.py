@@ -315,10 +315,13 @@ class GraphBuilder:
         key_ids = builder._key_ids
         builder._mention_keys = array("q", [key_ids.setdefault(key, len(key_ids)) for key, _, _ in rows])
         builder._named = [i for i, words in enumerate(mention_words) if len(words) > 1]
-        runs = np.diff(ends, prepend=0)
-        kept = stream[np.repeat(keep, runs)].astype(np.int32)
-        builder._mentions = array("i", kept.tobytes())
-        builder._ends = array("q", np.cumsum(runs[keep]).astype(np.int64).tobytes())
+        if keep.all():  # every saved chunk stays: the saved arrays as they are, no mask over every mention
+            builder._mentions.frombytes(np.ascontiguousarray(stream, dtype=np.int32).data.cast("B"))
+            builder._ends.frombytes(np.ascontiguousarray(ends, dtype=np.int64).data.cast("B"))
+        else:
+            runs = np.diff(ends, prepend=0)
+            builder._mentions = array("i", stream[np.repeat(keep, runs)].astype(np.int32).tobytes())
+            builder._ends = array("q", np.cumsum(runs[keep]).astype(np.int64).tobytes())
         builder._chunk_ids = list(chunk_ids)
         builder._titles = {t for t in titles if t}
         return builder
