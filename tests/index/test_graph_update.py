@@ -1,7 +1,8 @@
 """An update's entity graph changed in place (:mod:`hoprag.index.graph_update`) is the graph a
 rebuild writes, file for file: adds, replaces, deletes and a mix over the enterprise corpus, with
 the default caps and with caps so low that updates move keys across them (common entities dropped
-and brought back), with a title added and one taken away that lie inside other documents' names;
+and brought back), with a title added and one taken away that lie inside other documents' names, and an update that
+only adds (the old matrices extended, hoprag.index.graph_append);
 past the delta threshold, and for an index without the common entities' counts, the graph worker
 rebuilds it and the files are the same."""
 
