@@ -214,6 +214,7 @@ OWN_FORMATS = {
     "service/app.py", "service/streaming.py", "evaluation/model_judge.py", "llm/testing.py", "otel_import.py",
     "index/history.py", "index/snapshots.py", "index/graph_update.py",  # an index's own record of replaced versions
     "index/corpus_digest.py", "index/graph_fork.py",  # an index's saved hash state; a forked child's report over a pipe
+    "index/graph_append.py",  # the index's own entity table, extended by an update
     "io/kinds.py", "datasets/splits.py",  # telling what a file is before it is overwritten; no value is used
 }
 

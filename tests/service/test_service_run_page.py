@@ -54,9 +54,10 @@ def test_the_trail_has_each_hops_timings_and_keeps_a_passage_once(server) -> Non
         span = t[f"hop{hop}.end_ms"] - t[f"hop{hop}.start_ms"]
         spent = sum(t.get(f"hop{hop}.{p}_ms", 0.0) for p in ("retrieval", "graph", "judge"))
         assert 0.5 * span <= spent <= span + 0.01  # the phases fill the hop (a pause may fall between), never overlap
-    # hops lie between planning and ranking (the phase totals start from the question's first tick, within 1 ms)
+    # hops lie between planning and ranking (the phases count from the question's clock's zero: planning
+    # holds the run's setup, so a loaded machine's pause before the first tick cannot move a hop past them)
     assert t["hop1.start_ms"] >= t["planning_ms"] - 0.01
-    assert t[f"hop{hops[-1]}.end_ms"] <= t["planning_ms"] + t["retrieval_ms"] + 1.0
+    assert t[f"hop{hops[-1]}.end_ms"] <= t["planning_ms"] + t["retrieval_ms"] + 0.01
 
 
 def test_the_run_page_series_follow_the_runs_of_one_index(server) -> None:
