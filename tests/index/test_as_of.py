@@ -18,6 +18,7 @@ from hoprag.index.store import build_index, load_index
 from hoprag.index.update import update_index
 from hoprag.index.valid_time import parse_as_of
 from hoprag.ingest.loaders import load_documents
+from tests.cli_run import run_hoprag
 
 pytestmark = pytest.mark.integration
 
@@ -44,20 +45,15 @@ def index_dir(tmp_path_factory) -> Path:
     return target
 
 
-def _search(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        main(["search", *argv, "--format", "json"])
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+def search_json(capsys, *argv: str) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr of ``hoprag search ARGV --format json``."""
+    return run_hoprag(["search", *argv, "--format", "json"], capsys)
 
 
 def test_as_of_returns_the_older_version_of_a_replaced_policy(index_dir, capsys):
     query = "How long are Skyline Telemetry customer telemetry records retained?"
     for as_of, version in (("2025-06-30", "VERSION 1"), ("2026-02-01", "VERSION 2"), (None, "VERSION 2")):
-        code, out, _ = _search(capsys, str(index_dir), query, "-k", "3", *(["--as-of", as_of] if as_of else []))
+        code, out, _ = search_json(capsys, str(index_dir), query, "-k", "3", *(["--as-of", as_of] if as_of else []))
         assert code == 0
         assert json.loads(out)[0]["doc_id"] == "policy-8"
         index = open_as_of(index_dir, parse_as_of(as_of))[0] if as_of else load_index(index_dir)
@@ -110,9 +106,9 @@ def test_cases_naming_a_snapshot_replay_the_index_as_it_stood_then(index_dir):
 
 
 def test_bad_dates_and_a_date_before_every_document_say_the_fix(index_dir, capsys):
-    code, _, err = _search(capsys, str(index_dir), "retention", "--as-of", "2025-13-01")
+    code, _, err = search_json(capsys, str(index_dir), "retention", "--as-of", "2025-13-01")
     assert code == 2 and "--as-of '2025-13-01' is not a date" in err and "Fix:" in err
-    code, _, err = _search(capsys, str(index_dir), "retention", "--as-of", "1999-01-01")
+    code, _, err = search_json(capsys, str(index_dir), "retention", "--as-of", "1999-01-01")
     assert code == 2 and "no documents valid at 1999-01-01" in " ".join(err.split())
     assert "earliest document is valid from 2024-01-10" in " ".join(err.split())
 

@@ -26,7 +26,7 @@ from hoprag.index.snapshots import PG_SNAPSHOTS_DIR, open_as_of
 from hoprag.index.store import build_index, load_index
 from hoprag.index.update import update_index
 from hoprag.index.valid_time import parse_as_of
-from tests.index.test_as_of import BY_ID, DATA, OTHERS, QUESTIONS, V1, V2, VALID_MID_2025
+from tests.index.test_as_of import BY_ID, DATA, OTHERS, QUESTIONS, V1, V2, VALID_MID_2025, search_json
 
 pytestmark = pytest.mark.integration
 
@@ -69,16 +69,6 @@ def _top(index, clearance):
             for q in QUESTIONS]
 
 
-def _search(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        main(["search", *argv, "--format", "json"])
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def test_as_of_returns_policy_version_1_exactly_as_a_local_index_does(both, cache_home, capsys):
     url, local = both
     at = parse_as_of("2025-06-30")
@@ -105,9 +95,9 @@ def test_as_of_returns_policy_version_1_exactly_as_a_local_index_does(both, cach
     # the CLI prints the local index's hits (ids, scores, ranks), before v2's validity and after it
     query = "How long are Skyline Telemetry customer telemetry records retained?"
     for as_of, version in (("2025-06-30", "VERSION 1"), ("2026-02-01", "VERSION 2")):
-        code, out, _ = _search(capsys, url, query, "--as-of", as_of)
+        code, out, _ = search_json(capsys, url, query, "--as-of", as_of)
         assert code == 0 and json.loads(out)[0]["doc_id"] == "policy-8"
-        assert json.loads(out) == json.loads(_search(capsys, str(local), query, "--as-of", as_of)[1])
+        assert json.loads(out) == json.loads(search_json(capsys, str(local), query, "--as-of", as_of)[1])
         assert version in open_as_of(url, parse_as_of(as_of))[0].documents["policy-8"].text
 
 
@@ -156,9 +146,9 @@ def test_run_replays_cases_naming_a_dated_snapshot_on_a_postgresql_index(both, t
 
 
 def test_bad_dates_and_a_date_before_every_document_say_the_fix(both, capsys):
-    code, _, err = _search(capsys, both[0], "retention", "--as-of", "2025-13-01")
+    code, _, err = search_json(capsys, both[0], "retention", "--as-of", "2025-13-01")
     assert code == 2 and "--as-of '2025-13-01' is not a date" in err and "Fix:" in err
-    code, _, err = _search(capsys, both[0], "retention", "--as-of", "1999-01-01")
+    code, _, err = search_json(capsys, both[0], "retention", "--as-of", "1999-01-01")
     assert code == 2 and "no documents valid at 1999-01-01" in " ".join(err.split())
     assert "earliest document is valid from 2024-01-10" in " ".join(err.split())
     assert "password" not in err.lower()
