@@ -174,3 +174,19 @@ def test_index_scale_build_only_prints_both_builds_ratios(tmp_path: Path) -> Non
     assert row["ratios"]["build_time"] == pytest.approx(row["hoprag_s"] / row["bm25s_s"])
     assert row["ratios"]["build_peak_rss"] == pytest.approx(row["hoprag_peak_rss_mib"] / row["bm25s_peak_rss_mib"])
     assert "x time (bar 1.5x)" in done.stdout and "x RSS (bar 1.2x)" in done.stdout
+
+
+def test_a_measured_command_reports_its_own_peak_rss_not_the_benchs(tmp_path: Path) -> None:
+    # Linux starts a forked child with its parent's peak RSS as its own ru_maxrss: a bench holding a
+    # passage pool read that size for every command it forked. Here the bench process holds 300 MiB
+    # and the command allocates 40 MiB: its own peak is reported, well under the bench's.
+    script = (f"import json, sys; sys.path.insert(0, {str(BENCH)!r}); from index_scale import _child\n"
+              "held = bytearray(300 << 20)\n"
+              "held[::4096] = b'x' * len(held[::4096])\n"
+              "r = _child([sys.executable, '-c', 'x = bytearray(40 << 20); x[::4096] = b\"y\" * len(x[::4096]); print(7)'])\n"
+              "print(json.dumps({'rss': r['peak_rss_mib'], 'out': r['stdout'], 'cpu': r['cpu_s']}))\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report["out"].strip() == "7" and report["cpu"] > 0
+    assert 40 <= report["rss"] < 150, report
