@@ -66,6 +66,21 @@ def lookups(question: str) -> list[str] | None:
             "Besides the continent of the river which the Ashby Brook joins, where did Kestrel Dynamics open offices?",
             ["river which the Ashby Brook joins", "continent of", "Besides where did Kestrel Dynamics open offices"],
         ),
+        # a relation noun without its article after a preposition opens a level (MuSiQue train 3hop1__287390)
+        (
+            "What is the main international airport in birth place of the director of The Girl Who Kicked the Hornets' Nest?",
+            ["director of The Girl Who Kicked the Hornets' Nest", "birth place of", "What is the main international airport in"],
+        ),
+        # "the country with" nests the link that follows it (MuSiQue train 3hop1__857975)
+        (
+            "Where are Gila monsters found, in the country with the political party that Sergio Tolento Hernández belongs to?",
+            ["political party that Sergio Tolento Hernández belongs to", "country with", "Where are Gila monsters found, in"],
+        ),
+        # a bare noun that names no relation ("in charge of") opens nothing
+        (
+            "Who was in charge of the country where the composer of Aschenbrodel was a citizen?",
+            ["composer of Aschenbrodel", "country where was a citizen", "Who was in charge of"],
+        ),
     ],
 )
 def test_nested_questions_become_chains(question: str, expected: list[str]) -> None:
@@ -82,6 +97,8 @@ def test_nested_questions_become_chains(question: str, expected: list[str]) -> N
         "What is the name of the river?",  # "the name of" names no relation
         "When did the protests of 1989 begin?",  # a year is no lookup
         "Which treaty began with the signing of what document?",  # an interrogative inside
+        "What was built in place of Kestrel Mill?",  # "in place of" is an idiom
+        "What is the film with the highest gross?",  # "with" that nests no link
     ],
 )
 def test_questions_without_a_chain_are_left_alone(question: str) -> None:
@@ -166,13 +183,16 @@ def test_the_found_values_are_a_beam_of_typed_candidates_ranked_by_the_anchor_pa
         "city where Ada Quill was born", "country where is located", EVIDENCE, bridges, limit=10, weight=2,
         relevance=anchor_relevance, question="When did the country where the city where Ada Quill was born is located vote?",
     )
-    # a city is a place: the place names of the passage titled for the anchor "Ada Quill" weigh
-    # 3 (titled for the anchor) x (0.5 + 1.0 relevance) x 0.5 (a bare name's fit to a place) = 2.25 each;
-    # "Port Lowell City" (a place word, after "born in": fit 1 x cue 1.5) sits in a passage that does
-    # not name the anchor: 0.5 x (0.5 + 0.2) x 1.5 = 0.525, under 0.3 x 2.25 = 0.675, so not followed
-    assert [(q.bridge, q.kind) for q in beam] == [("Marrowby", "found"), ("Stenhaven", "found")]
+    # a city is a place, and the lookup asks where Ada Quill was born: the life span's birthplace slot
+    # "(1650, Marrowby - …)" of the passage titled for the anchor is read by that role (3.0), weighed
+    # 3 (titled for the anchor) x (0.5 + 1.0 relevance) = 13.5; "Stenhaven" (her death place) is a bare
+    # name's fit to a place, 0.5 x 4.5 = 2.25, under 0.3 x 13.5 = 4.05, so it is not followed as a found
+    # value and stays the plain bridge it was; "Port Lowell City" (a place word, after "born in": fit 1
+    # x cue 1.5, ending in the asked noun "city": x 1.5) sits in a passage that does not name the
+    # anchor: 0.5 x (0.5 + 0.2) x 2.25 = 0.7875
+    assert [(q.bridge, q.kind) for q in beam] == [("Marrowby", "found"), ("Stenhaven", "entity")]
     assert beam[0].query == "Marrowby Marrowby country where is located" and beam[0].from_chunk == "quill"
-    assert [c[:2] for c in beam[0].candidates] == [("Marrowby", 2.25), ("Stenhaven", 2.25), ("Port Lowell City", 0.525)]
+    assert [c[:2] for c in beam[0].candidates] == [("Marrowby", 13.5), ("Stenhaven", 2.25), ("Port Lowell City", 0.7875)]
     # the beam never grows the hop past its limit of queries
     assert len(lead_with_found("city where Ada Quill was born", "country where is located", EVIDENCE, bridges, limit=1,
                                weight=2, relevance=anchor_relevance)) == 1

@@ -49,3 +49,21 @@ def test_a_lookup_reads_as_before():
     # a plan's lookup (its bridges, hence retrieval) never takes the final answer's rule
     answer = extract_answer(QUESTION, [ASCHENBRODEL, ORCHESTRA, AUSTRIA], lookup=True)
     assert answer.claims[0].citations[0].chunk_id != "austria#0"
+
+
+def test_the_deepest_passage_answers_even_when_the_question_names_it():
+    # MuSiQue train 3hop1__144142_643936_36283: the last lookup's passage is the one the question names
+    # (Namibia); it still holds the answer, not the middle hop's dam opened "in 1995"
+    question = "When did the country where the city where Steven Blankaart was born is located refuse to surrender Namibia?"
+    blankaart = ev("blankaart#0", "Steven Blankaart",
+                   "Steven Blankaart (24 October 1650, Middelburg – 23 February 1704, Amsterdam) was a Dutch physician.",
+                   1, "city where Steven Blankaart was born")
+    dam = ev("dam#0", "Boschmanskop No 1 Dam",
+             "Boschmanskop No 1+2 Dam, is an earth-fill type dam near Middelburg, Mpumalanga, South Africa. "
+             "It was established in 1995.", 2, "country where is located")
+    namibia = ev("namibia#0", "Namibia",
+                 "In 1946 South Africa refused to surrender its earlier mandate of the territory.", 3,
+                 "When did refuse to surrender Namibia")
+    answer = extract_answer(question, [blankaart, dam, namibia])
+    assert answer.text == "1946"
+    assert answer.claims[0].citations[0].chunk_id == "namibia#0"

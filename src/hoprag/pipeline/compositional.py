@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from hoprag.pipeline.answer_types import relation_kind
 from hoprag.pipeline.extractive import extract_answer
 from hoprag.pipeline.roles import Conditioned
 from hoprag.pipeline.text import fold
@@ -37,10 +38,12 @@ _YES_NO = re.compile(r"^(?:is|are|was|were|do|does|did|can|could|has|have|had|wi
 _RELATIVE = ("where", "in which", "at which", "from which", "by which", "on which", "that", "who", "whom", "whose", "which", "when")
 # a relation noun: one or two lowercase words
 _NOUN = r"(?:[a-z][a-z-]+ )??[a-z][a-z-]+"
-_LINK = re.compile(
-    r"\b[Tt]he (?P<noun>" + _NOUN + r") (?P<joint>of|" + "|".join(w.replace(" ", r"\s") for w in _RELATIVE)
-    + r"|(?=[A-Z]))(?=(?P<object>\s*\S+|$))"
-)
+_JOINT = r"(?P<joint>of|with|" + "|".join(w.replace(" ", r"\s") for w in _RELATIVE) + r"|(?=[A-Z]))(?=(?P<object>\s*\S+|$))"
+_LINK = re.compile(r"\b[Tt]he (?P<noun>" + _NOUN + r") " + _JOINT)
+# a link without its article after a preposition ("the airport in birth place of the director of …");
+# its noun must be a relation noun (:func:`hoprag.pipeline.answer_types.relation_kind`), so "in charge
+# of" or "in front of" open nothing
+_BARE_LINK = re.compile(r"(?<=\b(?:in|of|at|to|by|on) )(?P<noun>" + _NOUN + r") " + _JOINT)
 # heads that name no relation ("the name of", "the east of") and words that never head a noun phrase
 _NOT_NOUNS = frozenset(
     """one same most first last other only best many all each some any both which what who this that these
@@ -92,7 +95,7 @@ def decompose(question: str) -> list[Level] | None:
     if not text or _YES_NO.match(text) or re.search(r"\bor\b", text):
         return None  # a yes/no or a two-option question compares its phrases; it is no chain
     text = _unfold_possessives(text)
-    links = [m for m in _LINK.finditer(text) if _is_link(m, text)]
+    links = _links(text)
     if not links:
         return None
     frame = text[: links[0].start()].strip(" ,")
@@ -128,9 +131,25 @@ def decompose(question: str) -> list[Level] | None:
     return levels
 
 
+def _links(text: str) -> list[re.Match[str]]:
+    """The links of ``text`` in order: with their article, then bare ones that overlap none of those."""
+    links = [m for m in _LINK.finditer(text) if _is_link(m, text)]
+    for bare in _BARE_LINK.finditer(text):
+        noun = bare.group("noun")
+        if relation_kind(noun.split()[-1]) == "entity" or bare.group("joint") not in ("of", "where"):
+            continue
+        if noun == "place" and text[: bare.start()].endswith("in "):
+            continue  # "in place of": an idiom, no birthplace
+        if _is_link(bare, text) and all(bare.end() <= m.start() or bare.start() >= m.end() for m in links):
+            links.append(bare)
+    return sorted(links, key=lambda m: m.start())
+
+
 def _is_link(match: re.Match[str], text: str) -> bool:
     if match.group("noun").split()[0] in _NOT_NOUNS:
         return False
+    if match.group("joint") == "with" and _LINK.match(text, match.end("joint") + 1) is None:
+        return False  # "the country with the party that X belongs to": only a link that nests another
     following = match.group("object").strip()
     if following.lower() in ("what", "which", "whom") or re.fullmatch(r"\d{3,4}\W*", following):
         return False  # "the signing of what treaty", "the protests of 1989": no nested lookup

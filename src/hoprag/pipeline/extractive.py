@@ -234,7 +234,10 @@ def _plan_chain_end(question: str, evidence: Sequence[Evidence]) -> set[str]:
     if run < 3 or not carved or asked in lookups or len(lookups) < run:
         return set()  # a short chain, or hops of the question itself rather than a plan's lookups
     named = _named_items(question, evidence[:PLAN_LEAD])
-    return {e.chunk_id for e in evidence[:PLAN_LEAD] if e.hop == deepest.hop and e.chunk_id not in named}
+    deepest_items = {e.chunk_id for e in evidence[:PLAN_LEAD] if e.hop == deepest.hop}
+    # a passage the question names is the chain's start, unless the deepest lookup found nothing else
+    # ("… refuse to surrender Namibia?": the last lookup's own passage is Namibia's)
+    return (deepest_items - named) or deepest_items
 
 
 def _last_lookup_terms(question: str, evidence: Sequence[Evidence]) -> tuple[int, set[str]]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from hoprag.index.entities import title_key
 from hoprag.pipeline.answer_types import relation_kind, typed_spans
+from hoprag.pipeline.lookup_roles import asked_place_noun, lookup_role, place_noun_fit, role_value
 from hoprag.pipeline.text import STOPWORDS, fold, sentences_with_offsets, tokens
 from hoprag.records import Evidence
 
@@ -39,6 +40,7 @@ __all__ = ["BEAM", "BEAM_SHARE", "CANDIDATES_KEPT", "FoundValue", "beam", "found
 BEAM = 3
 BEAM_SHARE = 0.3
 CANDIDATES_KEPT = 8  # candidates recorded in the trace
+ROLE_SCORE = 3.0  # a value read by the lookup's role in its anchor's passage (twice the best span's)
 _TITLE_WEIGHT, _NAMED_WEIGHT, _OTHER_WEIGHT = 3.0, 1.5, 0.5
 _CUE_WINDOW = 5
 # words that state a relation without naming it ("a song *by* X", "*born in* X")
@@ -156,6 +158,8 @@ def found_values(
     corpus's title keys) turn a demonym into the place it names when a place is asked ("Austrian" →
     *Austria*, when a passage is titled so)."""
     kind = relation_kind(asked)
+    noun = asked_place_noun(asked) if kind == "place" else ""
+    role = lookup_role(asked)
     folded_question = fold(question)
     totals: dict[str, list] = {}  # key -> [value, score, support, best chunk, best passage score]
     for item in evidence:
@@ -175,6 +179,7 @@ def found_values(
                 if not key or key in folded_question or title_key(span.value) in skip:
                     continue
                 score = span.fit * _cue(words, stems, span.value, cues) * (1.0 if position == 0 else 0.8)
+                score *= place_noun_fit(span.value, sentence[: span.offset], noun)
                 if _DEMONYM.match(span.value):
                     country = _demonym_place(span.value, titles) if kind == "place" else ""
                     value = span.value  # the demonym itself, unless it names a country the question does not
@@ -187,6 +192,14 @@ def found_values(
                     continue
                 if key not in best or score > best[key][1]:
                     best[key] = (span.value, score)
+        read = role_value(item.text, role, noun) if role and _anchor_weight(item, anchor) == _TITLE_WEIGHT else None
+        if read is not None:  # the fact the lookup asks, where the anchor's own passage states it
+            value = read[0]
+            if _DEMONYM.match(value) and kind == "place":  # "a Scottish poet": Scotland, when a passage is titled so
+                value = _demonym_place(value, titles) or value
+            key = fold(value)
+            if key and key not in folded_question and title_key(value) not in skip:
+                best[key] = (value, max(ROLE_SCORE, best.get(key, ("", 0.0))[1]))
         for key, (value, score) in best.items():
             row = totals.setdefault(key, [value, 0.0, 0, item.chunk_id, 0.0])
             row[1] += weight * score
