@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from hoprag.index.entities import title_key
 from hoprag.pipeline.answer_types import relation_kind, typed_spans
+from hoprag.pipeline.cast import asked_cast, read_cast
 from hoprag.pipeline.lookup_roles import asked_place_noun, lookup_role, place_noun_fit, role_value
 from hoprag.pipeline.text import STOPWORDS, fold, sentences_with_offsets, tokens
 from hoprag.records import Evidence
@@ -160,6 +161,7 @@ def found_values(
     kind = relation_kind(asked)
     noun = asked_place_noun(asked) if kind == "place" else ""
     role = lookup_role(asked)
+    cast = asked_cast(asked)  # "actress who played Susan Walker in …": the cast lists say who
     folded_question = fold(question)
     totals: dict[str, list] = {}  # key -> [value, score, support, best chunk, best passage score]
     for item in evidence:
@@ -200,6 +202,9 @@ def found_values(
             key = fold(value)
             if key and key not in folded_question and title_key(value) not in skip:
                 best[key] = (value, max(ROLE_SCORE, best.get(key, ("", 0.0))[1]))
+        played = read_cast(item.text, cast) if cast is not None else None
+        if played is not None and fold(played[0]) not in folded_question:
+            best[fold(played[0])] = (played[0], max(ROLE_SCORE, best.get(fold(played[0]), ("", 0.0))[1]))
         for key, (value, score) in best.items():
             row = totals.setdefault(key, [value, 0.0, 0, item.chunk_id, 0.0])
             row[1] += weight * score
