@@ -16,7 +16,8 @@ lookup (its relation, not the words that led to the bridge); a plan's own lookup
 read as before those rules, so the bridges they find do not move with them. The final answer's
 candidates are also read against the question (:mod:`hoprag.pipeline.answer_candidates`): the kind
 its opening wh-word asks, the noun it asks about, its relation words near the candidate, and never
-the bridge an earlier hop of the chain went through.
+the bridge an earlier hop of the chain went through; a later hop's sentence that names that bridge
+weighs more, and of its numbers the one beside the bridge answers (:mod:`hoprag.pipeline.bridge_mentions`).
 The answer is a span of the sentence its first claim cites (a yes/no or an option word aside). Every
 claim cites the evidence chunk (and hop) its sentence came from; the answer abstains when no
 evidence is held.
@@ -30,6 +31,7 @@ from collections.abc import Callable, Sequence
 from hoprag.pipeline.amounts import answer_amounts
 from hoprag.pipeline.answer_candidates import AnswerReading, clean_candidate
 from hoprag.pipeline.answer_types import question_kind, typed_spans
+from hoprag.pipeline.bridge_mentions import bridge_spans, found_bridges, nearest_to_bridge
 from hoprag.pipeline.bridges import extract_bridges, title_key
 from hoprag.pipeline.comparisons import answer_comparison, options_in
 from hoprag.pipeline.descriptions import describe, describe_role
@@ -47,6 +49,9 @@ LOOKUP_CHAIN_END_WEIGHT = 2.0  # the same for a plan's lookup (its bridges, henc
 NAMED_WEIGHT = 0.5  # taken from the sentences of a passage the question names, when a chain end is found
 LAST_LOOKUP_WEIGHT = 2.0  # added per word a sentence shares with the last lookup of a plan (see _last_lookup_terms)
 LAST_LOOKUP_KINDS = ("date", "number")
+BRIDGE_SENTENCE_WEIGHT = 0.5  # added to a final answer's sentence of a later hop that names an earlier hop's bridge
+NEAR_BRIDGE_WEIGHT = 1.0  # added to the number nearest such a bridge mention (see bridge_mentions)
+NEAR_KINDS = ("number", "duration")
 FIT_WEIGHT = 1.0  # how much a candidate's fit to the asked kind (0-1, :mod:`hoprag.pipeline.answer_types`) adds
 _YES_NO = re.compile(
     r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall)\b", re.I
@@ -141,7 +146,6 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
     if not evidence:
         return Answer(text="", abstained=True, confidence=0.0)
     q_terms = set(content_tokens(question))
-    # the final answer of a plan's chain of three or more lookups is read in its deepest lookup's passages
     # the final answer of a plan's chain of three or more lookups is read in its deepest lookup's passages
     chain_end = (None if lookup else _plan_chain_end(question, evidence)) or _chain_end(question, evidence)
     end_weight = LOOKUP_CHAIN_END_WEIGHT if lookup else CHAIN_END_WEIGHT
@@ -306,6 +310,13 @@ def _best_span(
     q_terms = set(content_tokens(question))
     q_tokens = set(tokens(question))
     background = _background(evidence)
+    bridges: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    if reading is not None:  # a later hop's sentence that names the bridge an earlier hop found states the answer
+        found = found_bridges(question, evidence)
+        for _, _, item, sentence in scored:
+            bridges[(item.chunk_id, sentence)] = bridge_spans(sentence, found.get(item.hop, ()))
+        scored = sorted(((score + (BRIDGE_SENTENCE_WEIGHT if bridges[(item.chunk_id, sentence)] else 0.0), order, item, sentence)
+                         for score, order, item, sentence in scored), key=lambda row: (-row[0], row[1]))
     best: tuple[float, str, Evidence, str] | None = None
     for rank, (sentence_score, _, item, sentence) in enumerate(scored[:6]):
         if wanted[0] in ("number", "duration"):
@@ -323,9 +334,12 @@ def _best_span(
                     fits.setdefault(fold(value), fits[fold(raw)])
             length = {value: len(raw.split()) for raw, value in cleaned if value}
             candidates = list(length)
+        # among a sentence's numbers, the bridge says which is the answer (names and dates beside it are too often another fact's)
+        near = nearest_to_bridge(sentence, candidates, bridges.get((item.chunk_id, sentence), [])) if wanted[0] in NEAR_KINDS else set()
         for value in candidates:
             if reading is not None:  # the relation words and their paraphrases ("married": "husband")
                 score = sentence_score + 0.5 * reading.proximity(sentence, value) + reading.bonus(value, sentence, item.hop)
+                score += NEAR_BRIDGE_WEIGHT if value in near else 0.0
             else:
                 score = sentence_score + 0.5 * _proximity(sentence, value, q_terms)
             if fits:  # the kind the question asks for: a person for "Who", a place for "Where"
