@@ -86,6 +86,9 @@ def test_parents_and_spouse_are_read_from_the_subjects_page():
     assert read_role(VERNEY.text, "father")[0] == "John Hay-Williams, 2nd Baronet"  # the title tells peers apart
     assert read_role(VERNEY.text, "mother")[0] == "Lady Sarah Elizabeth Amherst"
     assert read_role("Henry Edwards was married to actress Chrissie White, who co-starred in his films.", "spouse")[0] == "Chrissie White"
+    # MuSiQue dev 2hop__668407_683671: a consort's title between "wife" and "of"
+    wang = "Empress Wang (personal name unknown) was the wife and empress of Yang Pu (Emperor Rui), the final ruler of Wu."
+    assert read_role(wang, "spouse")[0] == "Yang Pu"
     assert asked_role("Who is the father of Margaret Verney?") == "father"
     assert asked_role("Who is the child of Chiang Hsiao-wen's father?") is None  # asks for a child
 

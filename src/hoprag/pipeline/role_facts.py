@@ -101,7 +101,7 @@ _FEMININE = re.compile(r"\b(?:actress|singer|dancer|lady|queen|princess|mrs|wido
 _PARENT = {role: re.compile(rf"\b(?:his|her|whose) {role},?\s+(?:was\s+)?{_LEAD}(?P<v>{_PERSON})") for role in ("father", "mother")}
 _SPOUSE = re.compile(
     rf"\bmarried\s+(?:to\s+)?{_LEAD}(?P<v>{_PERSON})|\b(?:his|her) (?:wife|husband|spouse),?\s+{_LEAD}(?P<w>{_PERSON})"
-    rf"|\b(?:wife|husband|widow|widower) of\s+{_LEAD}(?P<x>{_PERSON})"
+    rf"|\b(?:wife|husband|widow|widower)(?: and (?:empress|queen|consort|king|emperor))? of\s+{_LEAD}(?P<x>{_PERSON})"
 )
 # the relation nouns that put the answer on another passage than the named one ("X's father")
 _RELATION = re.compile(
