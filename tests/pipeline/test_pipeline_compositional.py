@@ -76,6 +76,10 @@ def lookups(question: str) -> list[str] | None:
             "Where are Gila monsters found, in the country with the political party that Sergio Tolento Hernández belongs to?",
             ["political party that Sergio Tolento Hernández belongs to", "country with", "Where are Gila monsters found, in"],
         ),
+        # a possessive before a noun that names no relation is a name ("Hanlon's razor"), a relation's is
+        # unfolded ("Marty's girlfriend": the girlfriend of Marty)
+        ("When was the author of Hanlon's razor born?", ["author of Hanlon's razor", "When was born"]),
+        ("Who plays Marty's girlfriend in Back to the Future?", ["girlfriend of Marty in Back to the Future", "Who plays"]),
         # a bare noun that names no relation ("in charge of") opens nothing
         (
             "Who was in charge of the country where the composer of Aschenbrodel was a citizen?",

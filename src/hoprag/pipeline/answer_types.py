@@ -33,7 +33,8 @@ for _kind, _words in {
         member coach ceo mayor governor ruler successor predecessor inventor discoverer painter poet
         narrator host presenter manager chairman head emperor monarch prince princess grandfather
         grandmother uncle aunt nephew niece cousin partner sculptor novelist husband voice developer
-        illustrator editor conductor songwriter vocalist guitarist drummer man woman people""".split(),
+        illustrator editor conductor songwriter vocalist guitarist drummer man woman people girlfriend
+        boyfriend fiancee fiance""".split(),
     "place": """country city state town birthplace place location continent county region province
         capital river island mouth headquarters district village area nation municipality territory
         sea ocean lake mountain range island border residence hometown venue site""".split(),

@@ -172,6 +172,8 @@ def _unfold_possessives(text: str) -> str:
         nouns = [part.split(" ", 1)[1] for part in re.split(r"(?=['\u2019]s )", match.group("chain")) if part]
         if any(noun in _MODIFIERS or noun in _CONTENT_FREE for noun in nouns):
             return match.group(0)  # "Mr. Smith's first name": an adjective, not the relation
+        if relation_kind(nouns[0]) == "entity":
+            return match.group(0)  # "Mach's principle", "Hanlon's razor": a name, not a relation of Mach
         out = match.group("name")
         for noun in nouns:
             out = f"the {noun} of {out}"
@@ -227,6 +229,8 @@ def _anchor(words: list[str]) -> tuple[list[str], list[str]]:
         end += 1
     while end > start and words[end - 1].lower() in _PARTICLES:
         end -= 1
+    if end < len(words) and words[end - 1].endswith(("'s", "\u2019s")) and not _is_verb(words[end]):
+        end += 1  # a name's own noun, left folded ("Hanlon's razor")
     return words[:end], words[end:]
 
 
