@@ -12,6 +12,8 @@ chain:
   name that answers it ("Avery County", "Panglao Island") or the noun before it ("the county of
   Cumbria"); another place noun there ("the province of Vojvodina" for "which country?") says no;
 - "How many campuses …": the number the counted noun follows ("12 … campuses");
+- a sentence that opens with a name and defines it with that noun group answers with the name ("Cesar
+  Millan (…) is a Mexican-American dog behaviorist" for "… what Mexican-American dog behaviorist?");
 - the question's relation words, stemmed and with their usual paraphrases, near the candidate
   ("marry" near "married", "married to" near "her husband");
 - the words around the candidate say its kind: a person after "by", "husband", or before a life
@@ -35,13 +37,15 @@ from hoprag.pipeline.yes_no import COUNTRIES
 from hoprag.records import Evidence
 
 __all__ = [
-    "AnswerReading", "asked_kinds", "clean_candidate", "context_fit", "counted_noun_bonus", "head_noun_bonus",
+    "AnswerReading", "asked_kinds", "clean_candidate", "context_fit", "counted_noun_bonus", "defined_subject_bonus",
+    "head_noun_bonus",
     "head_nouns", "life_slot_bonus", "relation_proximity", "relation_terms", "stem",
 ]
 
 BRIDGE_WEIGHT = 1.0  # taken from a candidate an earlier hop's leading passage holds (the chain's bridge)
 CONTEXT_WEIGHT = 0.5  # times context_fit (-1, 0, 1): the words around a candidate say its kind
 SHAPE_WEIGHT = 1.0  # per rule met of the asked noun, the counted noun and the life span's place slot
+DEFINED_WEIGHT = 1.0  # a candidate the sentence opens with and defines in the question's words
 PROXIMITY_WINDOW = 4  # words either side of a candidate where the question's relation words count
 BRIDGE_LEAD = 2  # leading evidence items whose earlier hops hold the bridges (the chain the engine ranked first)
 
@@ -266,6 +270,32 @@ def context_fit(value: str, sentence: str, kind: str) -> float:
     return 1.0 if place and not person else (-1.0 if person and not place and len(words) > 1 else 0.0)
 
 
+_COPULA = re.compile(r"^[\s,]*(?:is|was|are|were)\s+(?:an?|the|one of the)\s", re.I)
+_ASIDE = re.compile(r"\([^()]*\)")
+_DEFINITION_END = re.compile(r"[,;:(]|\b(?:of|in|by|who|whom|which|that|from|with|for|on|at|and|based|known)\b", re.I)
+DEFINED_WORDS = 10  # words of a definition ("is a 1998 Telugu comedy film …") read for the asked noun
+
+
+def defined_subject_bonus(value: str, sentence: str, heads: set[str] | frozenset[str]) -> float:
+    """1 when the sentence opens with the candidate and defines it with the noun group the question's
+    "what/which" asks about: "Cesar Millan (…) is a Mexican-American dog behaviorist with …" for
+    "… what Mexican-American dog behaviorist …?", "Navvulata (…) is a 1998 Telugu comedy film" for
+    "Which 1988 Telugu comedy …?". A definition in other words of the question describes the
+    chain's bridge ("the entertainer and comedic actor who had what nickname?": not the actor)."""
+    at = sentence.find(value)
+    if not heads or at < 0 or sentence[:at].strip().lower() not in ("", "the"):
+        return 0.0
+    rest = _ASIDE.sub(" ", sentence[at + len(value):])
+    match = _COPULA.match(rest)
+    if match is None:
+        return 0.0
+    # the definition's own noun group: "a ministry of the Anglican Church" defines a ministry, not a church
+    group = _DEFINITION_END.split(rest[match.end():], maxsplit=1)[0]
+    described = {_singular(w) for w in content_tokens(group)[:DEFINED_WORDS]}
+    return 1.0 if described & set(heads) else 0.0
+
+
+_NOT_DEFINED = frozenset({"date", "number", "place"})
 _BORN_ASKED = re.compile(r"\b(?:born|birth\w*)\b", re.I)
 _DIED_ASKED = re.compile(r"\b(?:die|died|death)\b", re.I)
 
@@ -318,6 +348,8 @@ class AnswerReading:
         """What the rules of this module add to a candidate of ``sentence`` (a passage of ``hop``)."""
         score = -BRIDGE_WEIGHT if self.is_bridge(value, hop) else 0.0
         score += CONTEXT_WEIGHT * context_fit(value, sentence, self.kind)
+        if self.kind not in _NOT_DEFINED:  # "what/which/who" asks a thing the passage defines, not its date or place
+            score += DEFINED_WEIGHT * defined_subject_bonus(value, sentence, self.heads)
         score += SHAPE_WEIGHT * (head_noun_bonus(value, sentence, set(self.heads))
                                  + counted_noun_bonus(self.question, value, sentence)
                                  + life_slot_bonus(self.question, value, sentence))

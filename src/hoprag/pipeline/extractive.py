@@ -76,10 +76,12 @@ _KIND_FOR = {
 }
 
 
-def _wanted_kinds(question: str) -> tuple[str, ...]:
+def _wanted_kinds(question: str, final: bool = False) -> tuple[str, ...]:
+    """``final``: "year" is a cue as a word only ("with over 25 years of experience" asks no date); a
+    lookup reads it as before."""
     q = question.lower()
     for cue, kinds in _KIND_FOR.items():
-        if cue in q:
+        if cue in q and not (final and cue == "year" and not re.search(r"\byear\b", q)):
             return kinds
     return ("entity", "quoted", "identifier")
 
@@ -306,7 +308,7 @@ def _best_span(
     counts = final and _ASKS_COUNT.search(question) is not None
     kind = question_kind(question)
     reading = AnswerReading.of(question, kind, evidence) if final else None
-    wanted = ("number",) if counts else (reading.kinds if reading is not None else None) or _wanted_kinds(question)
+    wanted = ("number",) if counts else (reading.kinds if reading is not None else None) or _wanted_kinds(question, final)
     q_terms = set(content_tokens(question))
     q_tokens = set(tokens(question))
     background = _background(evidence)
