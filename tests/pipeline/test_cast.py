@@ -60,6 +60,9 @@ def test_the_performer_of_a_part_in_each_shape() -> None:
     # a cast list whose line breaks were lost: the name after the last initial
     listed = "John Payne as Frederick M. Natalie Wood as Susan Walker"
     assert read_cast(listed, CastAsk("performer", "Susan Walker", "Miracle on 34th Street"))[0] == "Natalie Wood"
+    # a cast list read as one line: the run before "as Copper" holds the previous part, then the name
+    listed = "Mickey Rooney as Tod Kurt Russell as Copper Pearl Bailey as Big Mama"
+    assert read_cast(listed, asked_cast("The actor who plays copper in Fox and the Hound"))[0] == "Kurt Russell"
     # a part described, not named, is not guessed
     assert read_cast(THELMA.text, CastAsk("performer", "the little girl", "Thelma & Louise")) is None
 
@@ -75,7 +78,7 @@ def test_a_lookup_for_a_performer_follows_the_cast_not_the_director() -> None:
     found = found_values("actress who played Thelma in Thelma and Louise", [THELMA],
                          question="In A League of Their Own, who played the husband of the actress who played Thelma "
                                   "in Thelma and Louise?")
-    # the cast's performer (3.0) x the passage's weight (0.5 x (0.5 + 0.5)): 1.5, above the director
-    # and the writer, bare names after "by" that fit a person at 0.8 x cue 1.5 (the relation's "played" is not near)
-    assert found[0].value == "Geena Davis" and found[0].score == pytest.approx(1.5)
+    # the cast's performer (3.0) in a passage that casts the part asked, weighed as the anchor's own
+    # (3 x (0.5 + 0.5)): 9.0, far above the director and the writer, bare names after "by"
+    assert found[0].value == "Geena Davis" and found[0].score == pytest.approx(9.0)
     assert {"Ridley Scott", "Callie Khouri"} <= {c.value for c in found[1:]}

@@ -91,7 +91,10 @@ def read_cast(text: str, ask: CastAsk) -> tuple[str, int] | None:
     ):
         found = re.search(shape, text)
         if found is not None:
-            value, offset = _person(found.group("v")), found.start("v")
+            run = found.group("v")
+            if text[: found.start("v")].endswith(" as ") and len(run.split()) > 2:
+                run = " ".join(run.split()[-2:])  # "Mickey Rooney as Tod Kurt Russell as Copper": the part, then the name
+            value, offset = _person(run), found.start("v")
             if value and not re.fullmatch(part, value):
                 return value, offset + found.group("v").rfind(value)
     return None

@@ -136,7 +136,7 @@ def _links(text: str) -> list[re.Match[str]]:
     links = [m for m in _LINK.finditer(text) if _is_link(m, text)]
     for bare in _BARE_LINK.finditer(text):
         noun = bare.group("noun")
-        if relation_kind(noun.split()[-1]) == "entity" or bare.group("joint") not in ("of", "where"):
+        if relation_kind(noun.split()[-1]) not in ("person", "place", "organisation") or bare.group("joint") not in ("of", "where"):
             continue
         if noun == "place" and text[: bare.start()].endswith("in "):
             continue  # "in place of": an idiom, no birthplace

@@ -205,9 +205,11 @@ def found_values(
         played = read_cast(item.text, cast) if cast is not None else None
         if played is not None and fold(played[0]) not in folded_question:
             best[fold(played[0])] = (played[0], max(ROLE_SCORE, best.get(fold(played[0]), ("", 0.0))[1]))
+        # a passage that casts the part asked is about it, whatever its title: weighed as the anchor's
+        cast_weight = _TITLE_WEIGHT * (0.5 + (relevance(item) if relevance is not None else 0.5)) if played else weight
         for key, (value, score) in best.items():
             row = totals.setdefault(key, [value, 0.0, 0, item.chunk_id, 0.0])
-            row[1] += weight * score
+            row[1] += (cast_weight if played and key == fold(played[0]) else weight) * score
             row[2] += 1
             if weight * score > row[4]:
                 row[3], row[4] = item.chunk_id, weight * score
