@@ -1,11 +1,12 @@
 """A sentence that opens with a name and defines it with the noun group the question asks about
-answers with that name; "years" is no cue for a date."""
+answers with that name; "years" is no cue for a date; the office "Who is the president of …?" asks
+is not its holder."""
 
 from __future__ import annotations
 
 import pytest
 
-from hoprag.pipeline.answer_candidates import defined_subject_bonus, head_nouns
+from hoprag.pipeline.answer_candidates import defined_subject_bonus, head_nouns, role_title
 from hoprag.pipeline.extractive import extract_answer
 from hoprag.records import Evidence, Hit
 
@@ -52,3 +53,28 @@ def test_the_final_answer_is_the_defined_name_and_years_ask_no_date():
     assert answer.text in answer.claims[0].text
     # a plan's lookup reads "year" in "years" as before (its bridges, hence retrieval, stay put)
     assert extract_answer(DADDY_Q, evidence, lookup=True).text == "August 27, 1969"
+
+
+# MuSiQue dev 2hop__374495_68633 (bundled sample): the second lookup's passage is an infobox
+BRUNDAGE_Q = "Who is the president of the organization that Avery Brundage is a member of?"
+BRUNDAGE = ("Avery Brundage (; September 28, 1887 – May 8, 1975) was the fifth President of the International Olympic "
+            "Committee (IOC), serving from 1952 to 1972.")
+IOC = ("President of the International Olympic Committee Président du Comité international olympique Olympic rings "
+       "Incumbent Thomas Bach since 10 September 2013 International Olympic Committee Style His Excellency")
+
+
+def test_the_office_asked_is_not_the_person_who_holds_it():
+    assert role_title(BRUNDAGE_Q, "President of the International Olympic Committee Président du Comité", "person") == 1.0
+    assert role_title(BRUNDAGE_Q, "Thomas Bach", "person") == 0.0
+    assert role_title(BRUNDAGE_Q, "President of the International Olympic Committee", "entity") == 0.0  # a person asked only
+    assert role_title("Who was the Pharaoh of Egypt when Moses was born?", "Pharaohs of Egypt", "person") == 1.0  # plural read singular
+
+
+def test_the_holder_of_the_asked_office_answers():
+    evidence = [Evidence(hit=Hit(chunk_id=c, doc_id=c, score=1.0, rank=h, retriever="bm25"), text=t, title=title, hop=h,
+                         step_id=f"s{h}", sub_query=q)
+                for c, title, t, h, q in [("brundage", "Avery Brundage", BRUNDAGE, 1, "organization that Avery Brundage is a member of"),
+                                          ("ioc", "President of the International Olympic Committee", IOC, 2, "president of")]]
+    answer = extract_answer(BRUNDAGE_Q, evidence)
+    assert answer.text == "Thomas Bach"  # "Incumbent" cut off as a title word
+    assert answer.claims[0].citations[0].chunk_id == "ioc" and answer.text in answer.claims[0].text

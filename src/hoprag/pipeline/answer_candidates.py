@@ -19,6 +19,8 @@ chain:
 - the words around the candidate say its kind: a person after "by", "husband", or before a life
   span "(1537–1583)"; a place after "in", "the city of", or in a life span's place slot
   "(Fomboni, 1 November 1874 – …)", which answers "Where was … born?";
+- "Who is the president of …?" asks a person, not the office: a candidate holding the asked role
+  ("President of the International Olympic Committee") is its name;
 - a name an earlier hop's leading passage holds is the bridge the chain went through, not the
   answer ("Who is the spouse of the director of Jump for Glory?": not the director);
 - a candidate is cleaned of what is no part of a name: a leading preposition ("In Serbia" →
@@ -38,13 +40,14 @@ from hoprag.records import Evidence
 
 __all__ = [
     "AnswerReading", "asked_kinds", "clean_candidate", "context_fit", "counted_noun_bonus", "defined_subject_bonus",
-    "head_noun_bonus",
+    "head_noun_bonus", "role_title",
     "head_nouns", "life_slot_bonus", "relation_proximity", "relation_terms", "stem",
 ]
 
 BRIDGE_WEIGHT = 1.0  # taken from a candidate an earlier hop's leading passage holds (the chain's bridge)
 CONTEXT_WEIGHT = 0.5  # times context_fit (-1, 0, 1): the words around a candidate say its kind
 SHAPE_WEIGHT = 1.0  # per rule met of the asked noun, the counted noun and the life span's place slot
+TITLE_WEIGHT = 1.0  # taken from a candidate that names the asked role ("President of …" for "Who is the president of …?")
 DEFINED_WEIGHT = 1.0  # a candidate the sentence opens with and defines in the question's words
 PROXIMITY_WINDOW = 4  # words either side of a candidate where the question's relation words count
 BRIDGE_LEAD = 2  # leading evidence items whose earlier hops hold the bridges (the chain the engine ranked first)
@@ -296,6 +299,19 @@ def defined_subject_bonus(value: str, sentence: str, heads: set[str] | frozenset
 
 
 _NOT_DEFINED = frozenset({"date", "number", "place"})
+_ROLE_ASKED = re.compile(r"\bwho\s+(?:is|was|are|were)\s+(?:the\s+)?((?:[\w-]+\s+){0,2}?[\w-]+)\s+of\b", re.I)
+
+
+def role_title(question: str, value: str, kind: str) -> float:
+    """1 when "Who is the president of …?" meets a candidate that holds the asked role ("President of
+    the International Olympic Committee"): the office's name, not the person who holds it."""
+    match = _ROLE_ASKED.search(question) if kind == "person" else None
+    if match is None:
+        return 0.0
+    roles = {_singular(w) for w in tokens(match.group(1)) if w not in STOPWORDS}
+    return 1.0 if roles & {_singular(w) for w in tokens(value)} else 0.0
+
+
 _BORN_ASKED = re.compile(r"\b(?:born|birth\w*)\b", re.I)
 _DIED_ASKED = re.compile(r"\b(?:die|died|death)\b", re.I)
 
@@ -347,6 +363,7 @@ class AnswerReading:
     def bonus(self, value: str, sentence: str, hop: int) -> float:
         """What the rules of this module add to a candidate of ``sentence`` (a passage of ``hop``)."""
         score = -BRIDGE_WEIGHT if self.is_bridge(value, hop) else 0.0
+        score -= TITLE_WEIGHT * role_title(self.question, value, self.kind)
         score += CONTEXT_WEIGHT * context_fit(value, sentence, self.kind)
         if self.kind not in _NOT_DEFINED:  # "what/which/who" asks a thing the passage defines, not its date or place
             score += DEFINED_WEIGHT * defined_subject_bonus(value, sentence, self.heads)
