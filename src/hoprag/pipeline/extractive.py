@@ -17,7 +17,9 @@ read as before those rules, so the bridges they find do not move with them. The 
 candidates are also read against the question (:mod:`hoprag.pipeline.answer_candidates`): the kind
 its opening wh-word asks, the noun it asks about, its relation words near the candidate, and never
 the bridge an earlier hop of the chain went through; a later hop's sentence that names that bridge
-weighs more, and of its numbers the one beside the bridge answers (:mod:`hoprag.pipeline.bridge_mentions`).
+weighs more, and of its numbers the one beside the bridge answers (:mod:`hoprag.pipeline.bridge_mentions`);
+a wh-word that stands in place ("… community of what?") is filled by the candidate after its words
+(:mod:`hoprag.pipeline.answer_slots`).
 The answer is a span of the sentence its first claim cites (a yes/no or an option word aside). Every
 claim cites the evidence chunk (and hop) its sentence came from; the answer abstains when no
 evidence is held.
@@ -30,6 +32,7 @@ from collections.abc import Callable, Sequence
 
 from hoprag.pipeline.amounts import answer_amounts
 from hoprag.pipeline.answer_candidates import AnswerReading, clean_candidate
+from hoprag.pipeline.answer_slots import slot_bonus, slot_words
 from hoprag.pipeline.answer_types import question_kind, typed_spans
 from hoprag.pipeline.bridge_mentions import bridge_spans, found_bridges, nearest_to_bridge
 from hoprag.pipeline.bridges import extract_bridges, title_key
@@ -52,6 +55,7 @@ LAST_LOOKUP_KINDS = ("date", "number")
 BRIDGE_SENTENCE_WEIGHT = 0.5  # added to a final answer's sentence of a later hop that names an earlier hop's bridge
 NEAR_BRIDGE_WEIGHT = 1.0  # added to the number nearest such a bridge mention (see bridge_mentions)
 NEAR_KINDS = ("number", "duration")
+SLOT_WEIGHT = 1.0  # added to a candidate that follows the words before an in-place wh-word (see answer_slots)
 FIT_WEIGHT = 1.0  # how much a candidate's fit to the asked kind (0-1, :mod:`hoprag.pipeline.answer_types`) adds
 _YES_NO = re.compile(
     r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall)\b", re.I
@@ -312,6 +316,7 @@ def _best_span(
     q_terms = set(content_tokens(question))
     q_tokens = set(tokens(question))
     background = _background(evidence)
+    slot = slot_words(question) if final else None  # "… of what?": the words the answer follows
     bridges: dict[tuple[str, str], list[tuple[int, int]]] = {}
     if reading is not None:  # a later hop's sentence that names the bridge an earlier hop found states the answer
         found = found_bridges(question, evidence)
@@ -341,7 +346,7 @@ def _best_span(
         for value in candidates:
             if reading is not None:  # the relation words and their paraphrases ("married": "husband")
                 score = sentence_score + 0.5 * reading.proximity(sentence, value) + reading.bonus(value, sentence, item.hop)
-                score += NEAR_BRIDGE_WEIGHT if value in near else 0.0
+                score += (NEAR_BRIDGE_WEIGHT if value in near else 0.0) + SLOT_WEIGHT * slot_bonus(slot, value, sentence)
             else:
                 score = sentence_score + 0.5 * _proximity(sentence, value, q_terms)
             if fits:  # the kind the question asks for: a person for "Who", a place for "Where"
