@@ -78,3 +78,28 @@ def test_the_holder_of_the_asked_office_answers():
     answer = extract_answer(BRUNDAGE_Q, evidence)
     assert answer.text == "Thomas Bach"  # "Incumbent" cut off as a title word
     assert answer.claims[0].citations[0].chunk_id == "ioc" and answer.text in answer.claims[0].text
+
+
+def test_the_noun_group_after_the_copula_is_asked():
+    assert head_nouns("What is the name of the waterfall in the country where the Bubye River is found?") == {"waterfall"}
+    assert head_nouns("What is the main international airport in birth place of the director?") == {"main", "international", "airport"}
+    assert head_nouns("What was the name of the band") == {"band"}  # the group may end the question
+    # a name after the copula is what the question asks about, not the noun it asks
+    assert head_nouns("What is the Edsa Shangri-La an instance of in the birthplace of Francis Magalona?") == set()
+    assert head_nouns("What political party was the socialist candidate part of?") == {"political", "party"}  # as before
+
+
+def test_the_waterfall_the_sentence_defines_answers():
+    # MuSiQue train 2hop__205146_62031 (bundled sample): "… is a waterfall in southern Africa on the Zambezi River"
+    question = "What is the name of the waterfall in the country where the Bubye River is found?"
+    bubye = ("The Bubye River, also known as Bubi River, is a tributary of the Limpopo River in Beitbridge District and "
+             "Gwanda District, Zimbabwe.")
+    falls = ("Victoria Falls (Tokaleya Tonga: Mosi - oa - Tunya, ``The Smoke that Thunders '') is a waterfall in southern "
+             "Africa on the Zambezi River at the border between Zambia and Zimbabwe.")
+    evidence = [Evidence(hit=Hit(chunk_id=c, doc_id=c, score=1.0, rank=h, retriever="bm25"), text=t, title=title, hop=h,
+                         step_id=f"s{h}", sub_query=q)
+                for c, title, t, h, q in [("bubye", "Bubye River", bubye, 1, "country where the Bubye River is found"),
+                                          ("falls", "Victoria Falls", falls, 2, "What is the name of the waterfall in")]]
+    answer = extract_answer(question, evidence)
+    assert answer.text == "Victoria Falls"  # before: "Africa on the Zambezi River" (no asked noun read)
+    assert answer.claims[0].citations[0].chunk_id == "falls" and answer.text in answer.claims[0].text

@@ -118,15 +118,23 @@ def asked_kinds(question: str) -> tuple[str, ...] | None:
 def head_nouns(question: str) -> set[str]:
     """The nouns a "what/which" phrase asks about ("What political party was …" → {political, party}),
     singular; empty when the question asks with another word."""
-    match = re.search(r"(?:^|,\s*|\b(?:in|at|on|of|to|for)\s+)(?:what|which)\s+((?:[\w-]+\W+){0,3})", question, re.I)
+    copula = _NAMED_NOUN.search(question)
+    match = copula or re.search(r"(?:^|,\s*|\b(?:in|at|on|of|to|for)\s+)(?:what|which)\s+((?:[\w-]+\W+){0,3})", question, re.I)
     if match is None:
         return set()
     out: set[str] = set()
-    for word in tokens(match.group(1)):
-        if word in _PHRASE_END:
+    for word in match.group(1).split():
+        if copula and not word[:1].islower():  # a name after the copula ("What is the Edsa Shangri-La …") is asked about
             break
-        out.add(_singular(word))
+        words = tokens(word)
+        if not words or words[0] in _PHRASE_END:
+            break
+        out |= {_singular(w) for w in words}
     return out
+
+
+# "What is the (name of the) main international airport …": the noun group after the copula
+_NAMED_NOUN = re.compile(r"^(?:what|which)\s+(?:is|was|are|were)\s+(?:the\s+)?(?:names?\s+of\s+(?:the\s+)?)?((?:[\w-]+(?:\W+|$)){0,3})", re.I)
 
 
 def _singular(word: str) -> str:
