@@ -48,7 +48,7 @@ BRIDGE_WEIGHT = 1.0  # taken from a candidate an earlier hop's leading passage h
 CONTEXT_WEIGHT = 0.5  # times context_fit (-1, 0, 1): the words around a candidate say its kind
 SHAPE_WEIGHT = 1.0  # per rule met of the asked noun, the counted noun and the life span's place slot
 TITLE_WEIGHT = 1.0  # taken from a candidate that names the asked role ("President of …" for "Who is the president of …?")
-DEFINED_WEIGHT = 1.0  # a candidate the sentence opens with and defines in the question's words
+DEFINED_WEIGHT = 3.0  # a candidate the sentence opens with and defines with the asked noun group (outweighs nearby words)
 PROXIMITY_WINDOW = 4  # words either side of a candidate where the question's relation words count
 BRIDGE_LEAD = 2  # leading evidence items whose earlier hops hold the bridges (the chain the engine ranked first)
 
