@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from hoprag.pipeline.answer_candidates import named_head
 from hoprag.pipeline.answer_slots import slot_bonus, slot_words
 from hoprag.pipeline.extractive import extract_answer
 from hoprag.records import Evidence, Hit
@@ -48,3 +49,21 @@ def test_the_final_answer_fills_the_slot_and_a_lookup_reads_as_before():
     assert answer.text == "Murcia"  # before: "Fútbol Club Cartagena", the team the question describes
     assert answer.claims[0].citations[0].chunk_id == "cartagena" and answer.text in answer.claims[0].text
     assert extract_answer(HUGO_Q, evidence, lookup=True).text != "Murcia"  # a lookup never reads the slot
+
+
+# HotpotQA dev 5a8b1a925542997f31a41c6e (bundled sample)
+OLIVIER_Q = ("The actor known for his role as \"Freddie\"  in The Deep Blue Sea won the Laurence Olivier Award for his role "
+             "in which play?")
+HIDDLESTON = ("Thomas William Hiddleston (born 9 February 1981) is an English actor, producer and musical performer. At the "
+              "beginning of his career, he appeared in West End theatre productions of \"Cymbeline\" (2007) and \"Ivanov\" "
+              "(2008). He won the Laurence Olivier Award for Best Newcomer in a Play for his role in \"Cymbeline\" and was "
+              "also nominated for the same award for his role as Cassio in \"Othello\".")
+
+
+def test_the_question_s_own_name_with_a_tail_is_not_the_answer():
+    assert named_head(OLIVIER_Q, "Laurence Olivier Award for Best Newcomer") == 1.0
+    assert named_head(OLIVIER_Q, "Laurence Olivier Award") == 0.0  # the name itself: the question's, left to other rules
+    assert named_head(OLIVIER_Q, "Cymbeline") == 0.0
+    answer = extract_answer(OLIVIER_Q, [ev("hiddleston", "Tom Hiddleston", HIDDLESTON)])
+    assert answer.text == "Cymbeline"  # "for his role in "Cymbeline"": the slot, once the award's name is out
+    assert answer.text in answer.claims[0].text

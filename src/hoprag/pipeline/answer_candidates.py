@@ -21,6 +21,8 @@ chain:
   "(Fomboni, 1 November 1874 – …)", which answers "Where was … born?";
 - "Who is the president of …?" asks a person, not the office: a candidate holding the asked role
   ("President of the International Olympic Committee") is its name;
+- a candidate that opens with a name the question says and goes on ("Laurence Olivier Award for Best
+  Newcomer") is the question's own name, not its answer;
 - a name an earlier hop's leading passage holds is the bridge the chain went through, not the
   answer ("Who is the spouse of the director of Jump for Glory?": not the director);
 - a candidate is cleaned of what is no part of a name: a leading preposition ("In Serbia" →
@@ -41,13 +43,14 @@ from hoprag.records import Evidence
 __all__ = [
     "AnswerReading", "asked_kinds", "clean_candidate", "context_fit", "counted_noun_bonus", "defined_subject_bonus",
     "head_noun_bonus", "role_title",
-    "head_nouns", "life_slot_bonus", "relation_proximity", "relation_terms", "stem",
+    "head_nouns", "life_slot_bonus", "named_head", "relation_proximity", "relation_terms", "stem",
 ]
 
 BRIDGE_WEIGHT = 1.0  # taken from a candidate an earlier hop's leading passage holds (the chain's bridge)
 CONTEXT_WEIGHT = 0.5  # times context_fit (-1, 0, 1): the words around a candidate say its kind
 SHAPE_WEIGHT = 1.0  # per rule met of the asked noun, the counted noun and the life span's place slot
 TITLE_WEIGHT = 1.0  # taken from a candidate that names the asked role ("President of …" for "Who is the president of …?")
+NAMED_HEAD_WEIGHT = 1.0  # taken from a candidate that opens with a name the question says
 DEFINED_WEIGHT = 3.0  # a candidate the sentence opens with and defines with the asked noun group (outweighs nearby words)
 PROXIMITY_WINDOW = 4  # words either side of a candidate where the question's relation words count
 BRIDGE_LEAD = 2  # leading evidence items whose earlier hops hold the bridges (the chain the engine ranked first)
@@ -307,6 +310,14 @@ def defined_subject_bonus(value: str, sentence: str, heads: set[str] | frozenset
 
 
 _NOT_DEFINED = frozenset({"date", "number", "place"})
+def named_head(question: str, value: str) -> float:
+    """1 when the candidate opens with two or more words the question names in a row and goes on
+    ("Laurence Olivier Award for Best Newcomer" for "… won the Laurence Olivier Award for his role in
+    which play?"): the question's own name with a tail, not the answer."""
+    words, asked = tokens(value), f" {' '.join(tokens(question))} "
+    return 1.0 if len(words) > 2 and f" {' '.join(words[:2])} " in asked and f" {' '.join(words)} " not in asked else 0.0
+
+
 _ROLE_ASKED = re.compile(r"\bwho\s+(?:is|was|are|were)\s+(?:the\s+)?((?:[\w-]+\s+){0,2}?[\w-]+)\s+of\b", re.I)
 
 
@@ -372,6 +383,7 @@ class AnswerReading:
         """What the rules of this module add to a candidate of ``sentence`` (a passage of ``hop``)."""
         score = -BRIDGE_WEIGHT if self.is_bridge(value, hop) else 0.0
         score -= TITLE_WEIGHT * role_title(self.question, value, self.kind)
+        score -= NAMED_HEAD_WEIGHT * named_head(self.question, value)
         score += CONTEXT_WEIGHT * context_fit(value, sentence, self.kind)
         if self.kind not in _NOT_DEFINED:  # "what/which/who" asks a thing the passage defines, not its date or place
             score += DEFINED_WEIGHT * defined_subject_bonus(value, sentence, self.heads)
