@@ -19,7 +19,8 @@ its opening wh-word asks, the noun it asks about, its relation words near the ca
 the bridge an earlier hop of the chain went through; a later hop's sentence that names that bridge
 weighs more, and of its numbers the one beside the bridge answers (:mod:`hoprag.pipeline.bridge_mentions`);
 a wh-word that stands in place ("… community of what?") is filled by the candidate after its words
-(:mod:`hoprag.pipeline.answer_slots`).
+(:mod:`hoprag.pipeline.answer_slots`); a quantity asked by its noun ("the usual average snowfall") is a
+number with its unit (:mod:`hoprag.pipeline.number_spans`).
 The answer is a span of the sentence its first claim cites (a yes/no or an option word aside). Every
 claim cites the evidence chunk (and hop) its sentence came from; the answer abstains when no
 evidence is held.
@@ -39,6 +40,7 @@ from hoprag.pipeline.bridges import extract_bridges, title_key
 from hoprag.pipeline.comparisons import answer_comparison, options_in
 from hoprag.pipeline.descriptions import describe, describe_role
 from hoprag.pipeline.kinship import kin_answer
+from hoprag.pipeline.number_spans import ASKS_QUANTITY as _ASKS_COUNT, DURATION as _DURATION, MEASURE as _MEASURE, NUMBER as _NUMBER
 from hoprag.pipeline.role_facts import role_answer
 from hoprag.pipeline.yes_no import answer_both, answer_same_country, answer_same_value
 from hoprag.pipeline.text import content_tokens, fold, sentences_with_offsets, tokens
@@ -61,10 +63,6 @@ _YES_NO = re.compile(
     r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall)\b", re.I
 )
 _OPTIONS = re.compile(r",?\s*([^,?]+?)\s+or\s+([^,?]+?)\s*\?\s*$", re.I)
-_UNITS = r"(?:%|percent|years?|months?|weeks?|days?|hours?|minutes?|seconds?|business days?|miles?|km|kilometres?|kilometers?)"
-_NUMBER = re.compile(r"\b\d[\d,.]*(?:\s*" + _UNITS + r"\b)?")
-_DURATION = re.compile(r"\b(?:\d[\d,.]*|one|two|three|four|five|six|seven|eight|nine|ten|twelve)\s*" + _UNITS + r"\b", re.I)
-_ASKS_COUNT = re.compile(r"\bwhat (?:is|was|were|are) (?:\w+ ){0,2}?(?:population|number of)\b", re.I)
 _ASKS_YEAR = re.compile(r"\b(?:what|which) year\b", re.I)
 _YEAR_IN = re.compile(r"\b\d{3,4}\b")
 _KIND_FOR = {
@@ -327,7 +325,7 @@ def _best_span(
     best: tuple[float, str, Evidence, str] | None = None
     for rank, (sentence_score, _, item, sentence) in enumerate(scored[:6]):
         if wanted[0] in ("number", "duration"):
-            pattern = _DURATION if wanted[0] == "duration" else _NUMBER
+            pattern = _DURATION if wanted[0] == "duration" else _MEASURE if final else _NUMBER
             candidates = [m.group(0).strip(" ,.") for m in pattern.finditer(sentence)]
             candidates = [c for c in candidates if not set(tokens(c)) <= q_tokens]
         else:
