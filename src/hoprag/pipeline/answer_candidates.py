@@ -41,7 +41,7 @@ from hoprag.pipeline.yes_no import COUNTRIES
 from hoprag.records import Evidence
 
 __all__ = [
-    "AnswerReading", "asked_kinds", "clean_candidate", "context_fit", "counted_noun_bonus", "defined_subject_bonus",
+    "AnswerReading", "asked_kinds", "clean_candidate", "context_fit", "counted_noun_bonus", "defined_subject_bonus", "definition",
     "head_noun_bonus", "role_title",
     "head_nouns", "life_slot_bonus", "named_head", "relation_proximity", "relation_terms", "stem",
 ]
@@ -286,8 +286,20 @@ def context_fit(value: str, sentence: str, kind: str) -> float:
 
 _COPULA = re.compile(r"^[\s,]*(?:is|was|are|were)\s+(?:an?|the|one of the)\s", re.I)
 _ASIDE = re.compile(r"\([^()]*\)")
-_DEFINITION_END = re.compile(r"[,;:(]|\b(?:of|in|by|who|whom|which|that|from|with|for|on|at|and|based|known)\b", re.I)
+_DEFINITION_END = re.compile(r"[,;:(]|\b(?:of|in|by|who|whom|which|that|from|with|for|on|at|and|based|known|located)\b", re.I)
 DEFINED_WORDS = 10  # words of a definition ("is a 1998 Telugu comedy film …") read for the asked noun
+
+
+def definition(value: str, sentence: str) -> str | None:
+    """The noun group that defines ``value`` when the sentence opens with it: "Navvulata (English:
+    Joke) is a 1998 Telugu comedy film, produced by …" → "1998 Telugu comedy film" (an aside skipped;
+    "a ministry of the Anglican Church" defines a ministry, not a church); None otherwise."""
+    at = sentence.find(value)
+    if at < 0 or sentence[:at].strip().lower() not in ("", "the"):
+        return None
+    rest = _ASIDE.sub(" ", sentence[at + len(value):])
+    match = _COPULA.match(rest)
+    return None if match is None else _DEFINITION_END.split(rest[match.end():], maxsplit=1)[0].strip()
 
 
 def defined_subject_bonus(value: str, sentence: str, heads: set[str] | frozenset[str]) -> float:
@@ -296,16 +308,8 @@ def defined_subject_bonus(value: str, sentence: str, heads: set[str] | frozenset
     "… what Mexican-American dog behaviorist …?", "Navvulata (…) is a 1998 Telugu comedy film" for
     "Which 1988 Telugu comedy …?". A definition in other words of the question describes the
     chain's bridge ("the entertainer and comedic actor who had what nickname?": not the actor)."""
-    at = sentence.find(value)
-    if not heads or at < 0 or sentence[:at].strip().lower() not in ("", "the"):
-        return 0.0
-    rest = _ASIDE.sub(" ", sentence[at + len(value):])
-    match = _COPULA.match(rest)
-    if match is None:
-        return 0.0
-    # the definition's own noun group: "a ministry of the Anglican Church" defines a ministry, not a church
-    group = _DEFINITION_END.split(rest[match.end():], maxsplit=1)[0]
-    described = {_singular(w) for w in content_tokens(group)[:DEFINED_WORDS]}
+    group = definition(value, sentence) if heads else None
+    described = {_singular(w) for w in content_tokens(group or "")[:DEFINED_WORDS]}
     return 1.0 if described & set(heads) else 0.0
 
 

@@ -10,7 +10,8 @@ of the entity asked about (:mod:`hoprag.pipeline.role_facts`, :mod:`hoprag.pipel
 yes/no questions compare the two named entities (:mod:`hoprag.pipeline.yes_no`) and two-option
 questions ("A or B?") their dates (:mod:`hoprag.pipeline.comparisons`) or their sizes and counts
 (:mod:`hoprag.pipeline.amounts`), answering with an option; "what kind of activist?" is answered by
-the word before the noun (:mod:`hoprag.pipeline.descriptions`). The chain's last passage weighs most,
+the word before the noun (:mod:`hoprag.pipeline.descriptions`), "What is X an instance of?" by the
+noun defining X (:mod:`hoprag.pipeline.instances`). The chain's last passage weighs most,
 and a date or number asked is read from the sentence that shares the words of the plan's last
 lookup (its relation, not the words that led to the bridge); a plan's own lookups (``lookup=True``)
 read as before those rules, so the bridges they find do not move with them. The final answer's
@@ -39,6 +40,7 @@ from hoprag.pipeline.bridge_mentions import bridge_spans, found_bridges, nearest
 from hoprag.pipeline.bridges import extract_bridges, title_key
 from hoprag.pipeline.comparisons import answer_comparison, options_in
 from hoprag.pipeline.descriptions import describe, describe_role
+from hoprag.pipeline.instances import instance_of
 from hoprag.pipeline.kinship import kin_answer
 from hoprag.pipeline.number_spans import ASKS_QUANTITY as _ASKS_COUNT, DURATION as _DURATION, MEASURE as _MEASURE, NUMBER as _NUMBER
 from hoprag.pipeline.role_facts import role_answer
@@ -184,7 +186,8 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
             source = (passage, sentence)
         else:
             text, source = _choose_option(options, scored)
-    elif not lookup and (described := describe(question, scored) or describe_role(question, scored)) is not None:
+    elif not lookup and (described := describe(question, scored) or describe_role(question, scored)
+                         or instance_of(question, scored)) is not None:
         text, source = described[0], (described[1], described[2])  # "what kind of activist?": "political"
     elif (fact := role_answer(question, evidence) or kin_answer(question, evidence)) is not None:
         # a fact asked by its role, read from the chain's subject ("X's father": the father's page)
