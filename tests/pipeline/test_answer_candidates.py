@@ -150,3 +150,19 @@ def test_a_lookup_reads_its_bridge_as_before():
     assert lookup.text == "Raoul Walsh"  # the director, the bridge a lookup is after
     assert final.text == "Hobart Bosworth"  # another name of the cast: the sentence states no spouse
     assert final.text in final.claims[0].text
+
+
+def test_a_word_s_tail_after_a_hyphen_is_no_candidate():
+    # MuSiQue dev (bundled sample): "non-Jewish European" holds no name "Jewish European"
+    sentence = ("The study also found that with respect to non-Jewish European groups, the population most closely "
+                "related to Ashkenazi Jews are modern-day Italians.")
+    assert clean_candidate("Jewish European", sentence) is None
+    assert clean_candidate("Italians", sentence) == "Italians"  # after "modern-day ", a word of its own
+    assert clean_candidate("Ashkenazi Jews", sentence) == "Ashkenazi Jews"
+    question = ("In a 2010 study, what modern population is most closely related to the group that represents the "
+                "majority of modern Jewry?")
+    bulk = ev("jews", "Jews", "Ashkenazi Jews represent the bulk of modern Jewry, with at least 70% of Jews worldwide.")
+    answer = extract_answer(question, [bulk, ev("study", "Ashkenazi Jews", sentence, hop=2)])
+    # before: "Jewish European"; now a whole name of the sentence (here the bridge; in the pooled run,
+    # where most passages name the bridge, "Italians")
+    assert answer.text == "Ashkenazi Jews" and answer.text in answer.claims[0].text
