@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from hoprag.pipeline.chains import MIN_LINK_GAIN, W_FIRST, W_LINK, W_NAMED, W_NEXT, Branch, TermWeights, order_by_chains, question_coverage
+from hoprag.pipeline.chains import MIN_LINK_GAIN, W_FIRST, W_FOUND, W_LINK, W_NAMED, W_NEXT, Branch, TermWeights, order_by_chains, question_coverage
 from hoprag.records import Hit
 
 pytestmark = pytest.mark.unit
@@ -177,6 +177,23 @@ def test_a_four_passage_chain_fills_four_slots_before_first_hop_neighbours():
     ]
     order = order_by_chains({"kestrel", "founder", "city", "river", "source"}, first, branches, w, limit=4)
     assert order == ["p", "c", "d", "e"]
+
+
+def test_the_passage_a_found_value_led_to_pairs_with_the_passage_it_was_read_from():
+    # "Who is the spouse of the actor who voices Batman in the Lego Batman movie?": p (the film, ranked
+    # second) names the actor; the plan's next lookup, led by the value read there, found c (the
+    # actor's page, which shares no word of the question: coverage adds nothing). x, the first hop's
+    # best, pairs with p for their shared words. Without the found link the first hop's pair wins.
+    texts = {"x": "lego batman movie voices", "p": "lego batman movie actor", "c": "married", "y": "lego"}
+    w = weights(texts)
+    question = {"lego", "batman", "movie", "actor", "voices", "spouse"}
+    first = [hit("x", 10.0, 1), hit("p", 9.0, 2), hit("y", 3.0, 3)]
+    plain = [Branch(parent="p", hits=[hit("c", 2.0, 1)], planned=True)]
+    assert order_by_chains(question, first, plain, w, limit=2) == ["x", "p"]
+    found = [Branch(parent="p", hits=[hit("c", 2.0, 1)], planned=True, found=True)]
+    # pair(p, c) gains W_FOUND and now outranks pair(x, p): coverage(x, p) - coverage(p) < W_FOUND here
+    assert order_by_chains(question, first, found, w, limit=2) == ["p", "c"]
+    assert W_FOUND > 0
 
 
 def test_chain_ordering_coverage_by_term_masks_equals_question_coverage():

@@ -20,7 +20,7 @@ from functools import lru_cache
 from hoprag.index.entities import MONTHS, WEAK_SINGLE, surface_spans, trim_mention
 from hoprag.pipeline.text import STOPWORDS, tokens
 
-__all__ = ["KINDS", "TypedSpan", "kind_fit", "question_kind", "relation_kind", "typed_spans"]
+__all__ = ["KINDS", "TypedSpan", "kind_fit", "question_kind", "relation_kind", "span_shape", "typed_spans"]
 
 KINDS = ("person", "place", "organisation", "date", "number", "entity")
 
@@ -120,6 +120,11 @@ def _shape(value: str, base: str) -> str:
     if words & _PLACE_WORDS:
         return "place"
     return "entity"
+
+
+def span_shape(value: str) -> str:
+    """The kind a name's own words say ("Major League Baseball": an organisation), else ``entity``."""
+    return _shape(value, "")
 
 
 def kind_fit(shape: str, wanted: str, before: str) -> float:

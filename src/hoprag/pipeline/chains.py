@@ -51,6 +51,7 @@ W_LINK = 0.5
 MIN_PATH_GAIN = 0.2  # share of the question's weight a third passage must add to extend a pair
 MIN_LINK_GAIN = 0.1  # share a linked passage found by another lookup must add to a head to pair with it
 MAX_PATH = 4  # passages in the longest path scored
+W_FOUND = 0.25  # added per link (averaged over a path's links) that follows a value a plan's lookup found
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class Branch:
     hits: Sequence[Hit]
     normalised: bool = False
     planned: bool = False
+    found: bool = False
 
 
 class TermWeights:
@@ -220,6 +222,8 @@ def order_by_chains(
     heads = [h.chunk_id for h in first_hop[:parents]]
     heads += [h.chunk_id for h in first_hop[parents:] if h.chunk_id not in heads and is_named(h.chunk_id)]
 
+    found_links: set[tuple[str, str]] = {(b.parent, h.chunk_id) for b in branches if b.found for h in b.hits[:per_branch]}
+
     def offer(p: str, c: str, s_c: float) -> None:
         if p == c:
             return
@@ -229,6 +233,7 @@ def order_by_chains(
             + W_NEXT * s_c
             + W_NAMED * (is_named(p) + is_named(c))
             + W_LINK * is_linked(p, c)
+            + W_FOUND * ((p, c) in found_links)
         )
         key = (p, c)
         if score > pairs.get(key, -1.0):
@@ -261,6 +266,7 @@ def order_by_chains(
                 + W_NEXT * sum(scores) / len(scores)
                 + W_NAMED * sum(is_named(x) for x in longer)
                 + W_LINK * sum(is_linked(a, b) for a, b in zip(longer, longer[1:])) / (len(longer) - 1)
+                + W_FOUND * sum((a, b) in found_links for a, b in zip(longer, longer[1:])) / (len(longer) - 1)
             )
             if score > pairs.get(longer, -1.0):
                 pairs[longer] = score

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from hoprag.pipeline.answer_types import span_shape
 from hoprag.pipeline.role_facts import read_role
 from hoprag.pipeline.text import STOPWORDS, fold, tokens
 from hoprag.pipeline.yes_no import COUNTRIES
@@ -37,6 +38,9 @@ _PERSON_ROLES = (
     ("mother", re.compile(r"^(?:the )?mother\b")),
     ("spouse", re.compile(r"^(?:the )?(?:spouse|wife|husband)\b")),
 )
+_PERSON_ROLE_NAMES = frozenset(role for role, _ in _PERSON_ROLES)
+# a person's name a word or two after an organisation's ("… Baseball pitcher Kris Benson")
+_NAME_AFTER = re.compile(r"\s+(?:[a-z]+\s+){1,2}(?P<v>[A-Z][\w'\-]+(?:\s+[A-Z][\w'\-]+){1,3})")
 _CITIZEN = re.compile(r"\b(?:citizen|citizenship|nationality)\b")
 _LOCATED = re.compile(r"\b(?:located|situated|found|lies|is)\b")
 _FIRST_WORDS = 3  # a lookup's relation noun stands among its first words ("the city where …")
@@ -79,6 +83,12 @@ def role_value(text: str, role: str, noun: str) -> tuple[str, int] | None:
     if read is None:
         return None
     value, offset = read
+    if role in _PERSON_ROLE_NAMES and span_shape(value) != "entity":
+        # "ex-wife of former Major League Baseball pitcher Kris Benson": the person follows the league
+        after = _NAME_AFTER.match(text, offset + len(value))
+        if after is None:
+            return None
+        return after.group("v"), after.start("v")
     parts = [p.strip() for p in value.split(",") if p.strip()]
     if len(parts) < 2:
         return value, offset

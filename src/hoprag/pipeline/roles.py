@@ -209,7 +209,8 @@ class ChainReranker:
                 best[h.chunk_id] = h
         first_hop = sorted(best.values(), key=lambda h: (h.rank, -h.score))
         branches = [
-            Branch(parent=s.bridge["from_chunk"], hits=[h for h in s.hits if h.chunk_id in held], planned=_planned(s))
+            Branch(parent=s.bridge["from_chunk"], hits=[h for h in s.hits if h.chunk_id in held], planned=_planned(s),
+                   found=_planned(s) and s.bridge.get("kind") == "found")
             for s in steps
             if s.bridge.get("from_chunk")
         ] + graph_branches(steps, held)
