@@ -87,3 +87,11 @@ def test_a_county_is_asked_so_the_county_leads_the_state() -> None:
     assert found[0].value == "Mountrail County"
     state = next(c for c in found if c.value == "North Dakota")
     assert found[0].score > 2 * state.score
+
+
+def test_a_person_role_read_as_an_organisation_looks_past_it() -> None:
+    # MuSiQue dev "What team was Anna Benson's husband on?": the spouse follows the league he played in
+    text = ("Anna Benson (born February 12, 1976) is an American model, former stripper, and ex-wife of former "
+            "Major League Baseball pitcher Kris Benson.")
+    assert role_value(text, "spouse", "") == ("Kris Benson", text.index("Kris Benson"))
+    assert role_value("She was the wife of the Acme Company.", "spouse", "") is None
