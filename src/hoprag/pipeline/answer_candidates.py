@@ -294,9 +294,8 @@ DEFINED_WORDS = 10  # words of a definition ("is a 1998 Telugu comedy film …")
 
 
 def definition(value: str, sentence: str) -> str | None:
-    """The noun group that defines ``value`` when the sentence opens with it: "Navvulata (English:
-    Joke) is a 1998 Telugu comedy film, produced by …" → "1998 Telugu comedy film" (an aside skipped;
-    "a ministry of the Anglican Church" defines a ministry, not a church); None otherwise."""
+    """The noun group defining ``value`` when the sentence opens with it ("Navvulata (English: Joke) is
+    a 1998 Telugu comedy film, produced by …": "1998 Telugu comedy film", the aside skipped); or None."""
     at = sentence.find(value)
     if at < 0 or sentence[:at].strip().lower() not in ("", "the"):
         return None
@@ -318,9 +317,8 @@ def defined_subject_bonus(value: str, sentence: str, heads: set[str] | frozenset
 
 _NOT_DEFINED = frozenset({"date", "number", "place"})
 def named_head(question: str, value: str) -> float:
-    """1 when the candidate opens with two or more words the question names in a row and goes on
-    ("Laurence Olivier Award for Best Newcomer" for "… won the Laurence Olivier Award for his role in
-    which play?"): the question's own name with a tail, not the answer."""
+    """1 when the candidate opens with two or more words the question names in a row and goes on: the
+    question's own name with a tail ("Laurence Olivier Award for Best Newcomer"), not the answer."""
     words, asked = tokens(value), f" {' '.join(tokens(question))} "
     return 1.0 if len(words) > 2 and f" {' '.join(words[:2])} " in asked and f" {' '.join(words)} " not in asked else 0.0
 
