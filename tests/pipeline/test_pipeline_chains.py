@@ -216,3 +216,30 @@ def test_chain_ordering_coverage_by_term_masks_equals_question_coverage():
         for ids in combinations(texts, size):
             assert cover(ids) == question_coverage(question, ids, w)  # exactly, not approximately
     assert cover(()) == 0.0 and _Cover({"absent"}, w)(("peart",)) == 0.0
+
+
+def test_a_found_value_counts_for_the_plan_only_when_read_about_its_anchor():
+    from hoprag.pipeline.roles import _anchored_reads
+    from hoprag.records import Evidence, HopStep
+
+    def ev(chunk_id: str, title: str, text: str) -> Evidence:
+        return Evidence(hit=hit(chunk_id, 1.0, 1), text=text, title=title, hop=1, step_id="s1", sub_query="")
+
+    # MuSiQue train 3hop1__404363: the composer (order 2) was read in the first lookup's passage; the
+    # country (order 3) was read in a passage the composer's lookup found that never names him
+    held = {e.chunk_id: e for e in [
+        ev("aschenbrodel", "Aschenbrödel", "Aschenbrödel is a ballet by Johann Strauss II."),
+        ev("visa", "Visa requirements for Canadian citizens", "Visa requirements for Canadian citizens are rules."),
+        ev("strauss", "Johann Strauss II", "Johann Strauss II was an Austrian composer."),
+    ]}
+    steps = [
+        HopStep(step_id="s1", hop=1, sub_query="composer of Aschenbrodel", issued_query="", hits=(hit("aschenbrodel", 1, 1),)),
+        HopStep(step_id="s2", hop=2, sub_query="country where was a citizen", issued_query="",
+                hits=(hit("visa", 1, 1), hit("strauss", 1, 2)),
+                bridge={"order": 2, "value": "Johann Strauss II", "kind": "found", "from_chunk": "aschenbrodel"}),
+        HopStep(step_id="s3", hop=3, sub_query="Who was in charge of", issued_query="", hits=(),
+                bridge={"order": 3, "value": "Canada", "kind": "found", "from_chunk": "visa"}),
+        HopStep(step_id="s4", hop=3, sub_query="Who was in charge of", issued_query="", hits=(),
+                bridge={"order": 3, "value": "Austria", "kind": "found", "from_chunk": "strauss"}),
+    ]
+    assert _anchored_reads(steps, held) == {"s2", "s4"}

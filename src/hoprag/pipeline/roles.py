@@ -208,9 +208,10 @@ class ChainReranker:
             if h.chunk_id not in best or h.score > best[h.chunk_id].score:
                 best[h.chunk_id] = h
         first_hop = sorted(best.values(), key=lambda h: (h.rank, -h.score))
+        anchored = _anchored_reads(steps, held)
         branches = [
             Branch(parent=s.bridge["from_chunk"], hits=[h for h in s.hits if h.chunk_id in held], planned=_planned(s),
-                   found=_planned(s) and s.bridge.get("kind") == "found")
+                   found=_planned(s) and s.bridge.get("kind") == "found" and s.step_id in anchored)
             for s in steps
             if s.bridge.get("from_chunk")
         ] + graph_branches(steps, held)
@@ -242,6 +243,26 @@ class ChainReranker:
             replace(held[c], hit=replace(held[c].hit, rank=position, retriever=f"chains:{held[c].hit.retriever}"))
             for position, c in enumerate(order, start=1)
         ]
+
+
+def _anchored_reads(steps: Sequence[HopStep], held: Mapping[str, Evidence]) -> set[str]:
+    """The found-value steps whose value was read in a passage about the lookup's anchor: one the
+    plan's first lookup found, or one that names the value the step before it followed ("Visa
+    requirements for Canadian citizens", found for "the country where Johann Strauss II was a
+    citizen", names no Strauss: a value read there leads nowhere the plan meant)."""
+    values_of: dict[str, list[str]] = {}  # chunk id -> the values of the steps that found it ("" for a first lookup)
+    for step in steps:
+        for hit in step.hits:
+            values_of.setdefault(hit.chunk_id, []).append(str(step.bridge.get("value", "")) if step.hop > 1 else "")
+    out: set[str] = set()
+    for step in steps:
+        source = held.get(str(step.bridge.get("from_chunk", "")))
+        if step.bridge.get("kind") != "found" or source is None:
+            continue
+        text = fold(f"{source.title} {source.text}")
+        if any(not value or fold(value) in text for value in values_of.get(source.chunk_id, ())):
+            out.add(step.step_id)
+    return out
 
 
 def _planned(step: HopStep) -> bool:
