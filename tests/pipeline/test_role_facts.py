@@ -86,6 +86,10 @@ def test_parents_and_spouse_are_read_from_the_subjects_page():
     assert read_role(VERNEY.text, "father")[0] == "John Hay-Williams, 2nd Baronet"  # the title tells peers apart
     assert read_role(VERNEY.text, "mother")[0] == "Lady Sarah Elizabeth Amherst"
     assert read_role("Henry Edwards was married to actress Chrissie White, who co-starred in his films.", "spouse")[0] == "Chrissie White"
+    # 2Wiki dev "When was Jarosław, Duke Of Opole's father born?": "b." and "d." for born and died
+    tall = "Bolesław I the Tall( b. 1127 – d. Leśnica( now part of Wrocław), 7 or 8 December 1201) was Duke of Wroclaw."
+    assert read_role(tall, "birth_date") == ("1127", tall.index("1127"))
+    assert read_role(tall, "death_date")[0] == "8 December 1201"
     # MuSiQue dev 2hop__668407_683671: a consort's title between "wife" and "of"
     wang = "Empress Wang (personal name unknown) was the wife and empress of Yang Pu (Emperor Rui), the final ruler of Wu."
     assert read_role(wang, "spouse")[0] == "Yang Pu"

@@ -45,7 +45,7 @@ _PLACE_AFTER = {
     "death_place": re.compile(rf"\b(?i:died|death|killed)\b[^.;()]{{0,60}}?\b(?:in|at)\s+(?:the\s+)?(?P<v>{_PLACE})"),
     "burial_place": re.compile(rf"\b(?i:buried|interred|entombed)\b[^.;()]{{0,40}}?\b(?:in|at)\s+(?:the\s+)?(?P<v>{_PLACE})"),
 }
-_BORN_DATE = re.compile(rf"\b(?i:born)\b[^.;]{{0,50}}?(?P<v>{DATE_SPAN})")
+_BORN_DATE = re.compile(rf"(?:\b(?i:born)\b|\(\s*b\.)[^.;]{{0,50}}?(?P<v>{DATE_SPAN})")  # "( b. 1127 – d. …)" too
 _DIED_DATE = re.compile(rf"\b(?i:died|death|d\.)\s[^.;]{{0,60}}?(?P<v>{DATE_SPAN})")
 # a life's range near a passage's start, places optional: "(9 January 1794 – 10 September 1859)",
 # "(June 7, 1909 in Jiménez, Chihuahua – September 4, 1986 in Mexico City)", "(6 June 1906, Graz – …)"
