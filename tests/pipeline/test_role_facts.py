@@ -90,6 +90,10 @@ def test_parents_and_spouse_are_read_from_the_subjects_page():
     tall = "Bolesław I the Tall( b. 1127 – d. Leśnica( now part of Wrocław), 7 or 8 December 1201) was Duke of Wroclaw."
     assert read_role(tall, "birth_date") == ("1127", tall.index("1127"))
     assert read_role(tall, "death_date")[0] == "8 December 1201"
+    # 2Wiki dev "Where was the place of death of Gülnuş Sultan's husband?": the stay a death closes
+    mehmed = "In 1687 Mehmed was overthrown. He subsequently retired to Edirne, where he resided until his natural death."
+    assert read_role(mehmed, "death_place") == ("Edirne", mehmed.index("Edirne"))
+    assert read_role("He moved to Edirne, where he lived for ten years.", "death_place") is None
     # MuSiQue dev 2hop__668407_683671: a consort's title between "wife" and "of"
     wang = "Empress Wang (personal name unknown) was the wife and empress of Yang Pu (Emperor Rui), the final ruler of Wu."
     assert read_role(wang, "spouse")[0] == "Yang Pu"

@@ -42,7 +42,12 @@ def _place(parts: int) -> str:
 _PLACE = _place(2)
 _PLACE_AFTER = {
     "birth_place": re.compile(rf"\b(?i:born)\b[^.;()]{{0,60}}?\b(?:in|at)\s+(?:the\s+)?(?P<v>{_PLACE})"),
-    "death_place": re.compile(rf"\b(?i:died|death|killed)\b[^.;()]{{0,60}}?\b(?:in|at)\s+(?:the\s+)?(?P<v>{_PLACE})"),
+    # "died in X", and a place the death closes a stay in ("retired to Edirne, where he resided until his death")
+    "death_place": re.compile(
+        rf"\b(?i:died|death|killed)\b[^.;()]{{0,60}}?\b(?:in|at)\s+(?:the\s+)?(?P<v>{_PLACE})"
+        rf"|\b(?:in|to|at)\s+(?P<w>{_place(0)}),\s+where\s+(?:he|she)\s+(?:lived|resided|remained|stayed|spent)\b"
+        rf"[^.;()]{{0,40}}?\b(?:until|till)\s+(?:his|her)\s+(?:\w+\s+)?death"
+    ),
     "burial_place": re.compile(rf"\b(?i:buried|interred|entombed)\b[^.;()]{{0,40}}?\b(?:in|at)\s+(?:the\s+)?(?P<v>{_PLACE})"),
 }
 _BORN_DATE = re.compile(rf"(?:\b(?i:born)\b|\(\s*b\.)[^.;]{{0,50}}?(?P<v>{DATE_SPAN})")  # "( b. 1127 – d. …)" too
@@ -154,7 +159,10 @@ def read_role(text: str, role: str) -> tuple[str, int] | None:
         own = (_PLACE_AFTER.get(role) or (_BORN_DATE if role == "birth_date" else _DIED_DATE)).search(text)
         if group and life is not None and life.group(group) and (own is None or life.start() < own.start()):
             return _trim(life.group(group)), life.start(group)
-        return (_trim(own.group("v")), own.start("v")) if own else None
+        if own is None:
+            return None
+        slot = "v" if own.group("v") else "w"
+        return _trim(own.group(slot)), own.start(slot)
     if role in ("father", "mother"):
         return _parent(text, role)
     if role == "spouse":
