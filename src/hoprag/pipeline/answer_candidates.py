@@ -213,7 +213,7 @@ def clean_candidate(value: str, sentence: str, heads: set[str] | frozenset[str] 
     cleaned = " ".join(words)
     if len(words) == 1 and sentence.startswith(cleaned) and cleaned.lower().endswith("ly") and sentence[len(cleaned):].startswith(","):
         return None  # "Strikingly, …"
-    starts = [m.start() for m in re.finditer(re.escape(cleaned), sentence)]
+    starts = [m.start() for m in re.finditer(re.escape(cleaned), sentence)] if f"-{cleaned}" in sentence else []  # (no regex to build)
     if starts and all(i > 0 and sentence[i - 1] == "-" for i in starts):
         return None  # "non-Jewish European groups": a word's tail, no name
     return cleaned if cleaned in sentence else value

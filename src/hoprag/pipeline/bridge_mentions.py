@@ -17,7 +17,9 @@ lookups never call them, so the passages a hop retrieves do not move with them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from types import MappingProxyType
 
 from hoprag.index.entities import trim_mention
 from hoprag.pipeline.text import content_tokens, fold, tokens
@@ -39,7 +41,14 @@ def _find(words: Sequence[str], target: Sequence[str], start: int = 0) -> int:
     return -1
 
 
-def found_bridges(question: str, evidence: Sequence[Evidence]) -> dict[int, tuple[str, ...]]:
+def found_bridges(question: str, evidence: Sequence[Evidence]) -> Mapping[int, tuple[str, ...]]:
+    """The bridge values each hop after the first went through (:func:`_found_bridges`), read once per
+    question and evidence: the final answer's chain end and its candidates both ask."""
+    return _found_bridges(question, tuple(evidence))
+
+
+@lru_cache(maxsize=32)
+def _found_bridges(question: str, evidence: tuple[Evidence, ...]) -> Mapping[int, tuple[str, ...]]:
     """The bridge values each hop after the first went through, by hop: a hop whose lookup is no
     part of the question ("IBM") searched that value; a plan's lookup cut from the question's words
     ("How many campuses are there in") searched the value its previous lookup found, read again
@@ -65,16 +74,20 @@ def found_bridges(question: str, evidence: Sequence[Evidence]) -> dict[int, tupl
         kept = [v for v in dict.fromkeys(values) if 0 < len(tokens(v)) <= MAX_BRIDGE_WORDS and not set(tokens(v)) <= asked]
         if kept:
             out[hop] = tuple(kept)
-    return out
+    return MappingProxyType(out)  # shared by the callers of the cache: read only
 
 
 def bridge_spans(sentence: str, values: Sequence[str]) -> list[tuple[int, int]]:
     """Word spans ``(start, end)`` of ``sentence`` where the best-ranked of the bridge ``values``
     that it names is named ("California State University" before a lesser "California")."""
+    if not values:  # most sentences: a hop without bridges (no words to cut)
+        return []
     words = tokens(sentence)
+    joined = f" {' '.join(words)} "
     for value in values:
         value_words = tokens(trim_mention(value))
-        at = _find(words, value_words) if value_words else -1
+        # a string test first: most sentences name none of the values, and the word scan is slow
+        at = _find(words, value_words) if value_words and f" {' '.join(value_words)} " in joined else -1
         spans: list[tuple[int, int]] = []
         while at >= 0:
             spans.append((at, at + len(value_words)))

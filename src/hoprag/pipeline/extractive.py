@@ -37,11 +37,15 @@ from hoprag.pipeline.answer_candidates import AnswerReading, clean_candidate
 from hoprag.pipeline.answer_slots import slot_bonus, slot_words
 from hoprag.pipeline.answer_types import question_kind, typed_spans
 from hoprag.pipeline.bridge_mentions import bridge_spans, found_bridges, nearest_to_bridge
-from hoprag.pipeline.bridges import extract_bridges, title_key
+from hoprag.pipeline.bridges import extract_bridges
 from hoprag.pipeline.comparisons import answer_comparison, options_in
 from hoprag.pipeline.descriptions import describe, describe_role
 from hoprag.pipeline.instances import instance_of
 from hoprag.pipeline.kinship import kin_answer
+from hoprag.pipeline.plan_chain import (
+    last_lookup_terms as _last_lookup_terms, led_chain_end, named_items as _named_items,
+    plan_chain_end as _plan_chain_end,
+)
 from hoprag.pipeline.number_spans import ASKS_QUANTITY as _ASKS_COUNT, DURATION as _DURATION, MEASURE as _MEASURE, NUMBER as _NUMBER
 from hoprag.pipeline.role_facts import role_answer
 from hoprag.pipeline.yes_no import answer_both, answer_same_country, answer_same_value
@@ -50,7 +54,6 @@ from hoprag.records import Answer, Citation, Claim, Evidence
 
 CHAIN_ITEMS = 2  # leading evidence items cited as the chain behind an answer
 CHAIN_LEAD = 2  # leading items among which the chain's last passage is looked for (see _chain_end)
-PLAN_LEAD = 4  # leading items among which a plan chain's deepest passages are looked for (see _plan_chain_end)
 CHAIN_END_WEIGHT = 6.0  # added to the sentences of the chain's last passage: its facts come first
 LOOKUP_CHAIN_END_WEIGHT = 2.0  # the same for a plan's lookup (its bridges, hence retrieval, tuned with it)
 NAMED_WEIGHT = 0.5  # taken from the sentences of a passage the question names, when a chain end is found
@@ -154,6 +157,8 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
     q_terms = set(content_tokens(question))
     # the final answer of a plan's chain of three or more lookups is read in its deepest lookup's passages
     chain_end = (None if lookup else _plan_chain_end(question, evidence)) or _chain_end(question, evidence)
+    if not lookup:  # not the first lookup's passage, but the one a value it found led to (pipeline/plan_chain.py)
+        chain_end = led_chain_end(question, evidence, chain_end)
     end_weight = LOOKUP_CHAIN_END_WEIGHT if lookup else CHAIN_END_WEIGHT
     last_hop, last_terms = (0, set()) if lookup or question_kind(question) not in LAST_LOOKUP_KINDS else _last_lookup_terms(question, evidence)
     # a passage the question names is where its chain starts, rarely where its answer is
@@ -224,52 +229,6 @@ def _chain_end(question: str, evidence: Sequence[Evidence]) -> set[str]:
     if not named or len(named) == len(lead):
         return set()
     return {e.chunk_id for e in lead if e.chunk_id not in named}
-
-
-def _plan_chain_end(question: str, evidence: Sequence[Evidence]) -> set[str]:
-    """The deepest lookup's passages of a plan's chain of three or more dependent lookups, when the
-    evidence leads with that chain in hop order (1, 2, 3, …): "Who was in charge of the country where
-    the composer of Aschenbrödel was a citizen?" is answered by the passage the last lookup ("Who was
-    in charge of" Austria) found, not by the middle one (the composer's orchestra) that
-    :func:`_chain_end`'s first two items would name. Those items of the leading ``PLAN_LEAD`` that the
-    question does not name; empty when the lead is no such chain."""
-    asked = fold(question).strip()
-    run = 1
-    while run < len(evidence) and evidence[run].hop == evidence[run - 1].hop + 1:
-        run += 1
-    deepest = evidence[run - 1]
-    lookups = {fold(e.sub_query).strip() for e in evidence[:run]}
-    # a plan's lookup is cut from the question's own words; a bridge hop past the plan asks its value
-    words = set(content_tokens(question))
-    carved = all(e.sub_query and set(content_tokens(e.sub_query)) <= words for e in evidence[:run])
-    if run < 3 or not carved or asked in lookups or len(lookups) < run:
-        return set()  # a short chain, or hops of the question itself rather than a plan's lookups
-    named = _named_items(question, evidence[:PLAN_LEAD])
-    deepest_items = {e.chunk_id for e in evidence[:PLAN_LEAD] if e.hop == deepest.hop}
-    # a passage the question names is the chain's start, unless the deepest lookup found nothing else
-    # ("… refuse to surrender Namibia?": the last lookup's own passage is Namibia's)
-    return (deepest_items - named) or deepest_items
-
-
-def _last_lookup_terms(question: str, evidence: Sequence[Evidence]) -> tuple[int, set[str]]:
-    """The content words of the last lookup of a plan ("When did become a member of CARICOM" of
-    "When did the country where Clonbrook is located become a member of CARICOM?"): the relation the
-    answer's sentence states, apart from the words that led to the bridge. Empty when the evidence
-    came from the question alone (no lookup of its own). Returned with the lookup's hop, whose
-    passages alone it weighs: the words led there."""
-    asked = fold(question).strip()
-    lookups = [e for e in evidence if e.sub_query and fold(e.sub_query).strip() != asked]
-    if not lookups:
-        return 0, set()
-    last = max(e.hop for e in lookups)
-    sub_query = next(e.sub_query for e in lookups if e.hop == last)
-    return last, set(content_tokens(sub_query)) & set(content_tokens(question))
-
-
-def _named_items(question: str, evidence: Sequence[Evidence]) -> set[str]:
-    """The items whose title (without its "(film)" qualifier) the question names."""
-    folded = f" {' '.join(tokens(question))} "
-    return {e.chunk_id for e in evidence if tokens(title_key(e.title)) and f" {' '.join(tokens(title_key(e.title)))} " in folded}
 
 
 def _proximity(sentence: str, value: str, q_terms: set[str], window: int = 4) -> int:
