@@ -38,6 +38,7 @@ from hoprag.pipeline.answer_slots import slot_bonus, slot_words
 from hoprag.pipeline.answer_types import question_kind, typed_spans
 from hoprag.pipeline.bridge_mentions import bridge_spans, found_bridges, nearest_to_bridge
 from hoprag.pipeline.bridges import extract_bridges
+from hoprag.pipeline.cast_chain import chain_cast
 from hoprag.pipeline.comparisons import answer_comparison, options_in
 from hoprag.pipeline.descriptions import describe, describe_role
 from hoprag.pipeline.instances import instance_of
@@ -194,7 +195,8 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
     elif not lookup and (described := describe(question, scored) or describe_role(question, scored)
                          or instance_of(question, scored)) is not None:
         text, source = described[0], (described[1], described[2])  # "what kind of activist?": "political"
-    elif (fact := role_answer(question, evidence) or kin_answer(question, evidence)) is not None:
+    elif (fact := role_answer(question, evidence) or kin_answer(question, evidence)
+                   or (None if lookup else chain_cast(question, evidence))) is not None:  # "… plays which character in W?"
         # a fact asked by its role, read from the chain's subject ("X's father": the father's page)
         text, source = _year_if_asked(question, fact.value), (fact.passage, sentence_at(fact.passage.text, fact.offset))
     else:
