@@ -6,7 +6,7 @@ import pytest
 
 import hoprag.pipeline.extractive as extractive
 from hoprag.pipeline.bridge_mentions import bridge_spans, found_bridges
-from hoprag.pipeline.plan_chain import led_chain_end, plan_chain_end
+from hoprag.pipeline.plan_chain import led_chain_end, plan_chain_end, same_page
 from hoprag.records import Evidence, Hit
 
 pytestmark = pytest.mark.unit
@@ -91,3 +91,31 @@ def test_found_bridges_are_read_once_and_shared_read_only():
         first[9] = ("x",)  # type: ignore[index]
     assert bridge_spans("The Crestones are in Colorado.", ()) == []
     assert bridge_spans("The Crestones are in Colorado.", ("Durango", "Colorado")) == [(4, 5)]
+
+
+# MuSiQue dev 2hop__96414_47902 (bundled sample): the chain ends on The Bourne Legacy's page, whose next
+# paragraph (another chunk, the same title and hop) states who plays the title character
+BOURNE_Q = "Who is the actor who plays the title character of The Bourne Ultimatum?"
+BOURNE_LOOKUP = "title character of The Bourne Ultimatum"
+BOURNE = [
+    ev("ultimatum#0", "The Bourne Ultimatum",
+       'The Bourne Ultimatum is the third Jason Bourne novel written by Robert Ludlum and a sequel to "The Bourne '
+       'Supremacy" (1986).', 1, BOURNE_LOOKUP),
+    ev("legacy#0", "The Bourne Legacy (film)",
+       "Unlike the novel, which features Jason Bourne as the principal character, the film centers on black ops agent "
+       "Aaron Cross (played by Jeremy Renner), an original character. In addition to Renner, the film stars Rachel "
+       "Weisz and Edward Norton.", 1, BOURNE_LOOKUP),
+    ev("legacy#1", "The Bourne Legacy (film)",
+       "The titular character Jason Bourne does not appear in The Bourne Legacy, because actor Matt Damon chose not to "
+       "return for the fourth film, due to Paul Greengrass not directing.", 1, BOURNE_LOOKUP),
+]
+
+
+def test_the_chain_end_takes_the_rest_of_its_page(monkeypatch):
+    assert same_page(BOURNE, {"legacy#0"}) == {"legacy#0", "legacy#1"}
+    assert same_page(BOURNE, set()) == set()
+    answer = extractive.extract_answer(BOURNE_Q, BOURNE)
+    assert answer.text == "Matt Damon"
+    assert answer.claims[0].citations[0].chunk_id == "legacy#1"
+    monkeypatch.setattr(extractive, "same_page", lambda evidence, chain_end: chain_end)
+    assert extractive.extract_answer(BOURNE_Q, BOURNE).text != "Matt Damon"

@@ -45,7 +45,7 @@ from hoprag.pipeline.instances import instance_of
 from hoprag.pipeline.kinship import kin_answer
 from hoprag.pipeline.plan_chain import (
     last_lookup_terms as _last_lookup_terms, led_chain_end, named_items as _named_items,
-    plan_chain_end as _plan_chain_end,
+    plan_chain_end as _plan_chain_end, same_page,
 )
 from hoprag.pipeline.number_spans import ASKS_QUANTITY as _ASKS_COUNT, DURATION as _DURATION, MEASURE as _MEASURE, NUMBER as _NUMBER
 from hoprag.pipeline.role_facts import role_answer
@@ -159,7 +159,7 @@ def extract_answer(question: str, evidence: Sequence[Evidence], *, confidence: f
     # the final answer of a plan's chain of three or more lookups is read in its deepest lookup's passages
     chain_end = (None if lookup else _plan_chain_end(question, evidence)) or _chain_end(question, evidence)
     if not lookup:  # not the first lookup's passage, but the one a value it found led to (pipeline/plan_chain.py)
-        chain_end = led_chain_end(question, evidence, chain_end)
+        chain_end = same_page(evidence, led_chain_end(question, evidence, chain_end))  # and the rest of its page
     end_weight = LOOKUP_CHAIN_END_WEIGHT if lookup else CHAIN_END_WEIGHT
     last_hop, last_terms = (0, set()) if lookup or question_kind(question) not in LAST_LOOKUP_KINDS else _last_lookup_terms(question, evidence)
     # a passage the question names is where its chain starts, rarely where its answer is

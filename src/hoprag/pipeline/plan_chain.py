@@ -17,7 +17,7 @@ from hoprag.pipeline.bridges import title_key
 from hoprag.pipeline.text import content_tokens, fold, tokens
 from hoprag.records import Evidence
 
-__all__ = ["PLAN_LEAD", "last_lookup_terms", "led_chain_end", "named_items", "plan_chain_end"]
+__all__ = ["PLAN_LEAD", "last_lookup_terms", "led_chain_end", "named_items", "plan_chain_end", "same_page"]
 
 PLAN_LEAD = 4  # leading items among which a plan chain's deepest passages are looked for (see plan_chain_end)
 
@@ -73,6 +73,15 @@ def led_chain_end(question: str, evidence: Sequence[Evidence], chain_end: set[st
         return chain_end
     values = found_bridges(question, evidence).get(second.hop, ())
     return {second.chunk_id} if values and bridge_spans(f"{second.title} . {second.text}", values) else chain_end
+
+
+def same_page(evidence: Sequence[Evidence], chain_end: set[str]) -> set[str]:
+    """``chain_end`` with the other paragraphs of its pages among the leading ``PLAN_LEAD`` items (the
+    same title, found by the same hop): a page cut into chunks is one passage, and the fact asked may
+    sit in the paragraph after the one that ranked first ("The titular character Jason Bourne does not
+    appear in The Bourne Legacy, because actor Matt Damon chose not to return …")."""
+    pages = {(e.title, e.hop) for e in evidence if e.chunk_id in chain_end}
+    return chain_end | {e.chunk_id for e in evidence[:PLAN_LEAD] if (e.title, e.hop) in pages} if pages else chain_end
 
 
 def last_lookup_terms(question: str, evidence: Sequence[Evidence]) -> tuple[int, set[str]]:
