@@ -63,6 +63,8 @@ def test_the_performer_of_a_part_in_each_shape() -> None:
     # a cast list read as one line: the run before "as Copper" holds the previous part, then the name
     listed = "Mickey Rooney as Tod Kurt Russell as Copper Pearl Bailey as Big Mama"
     assert read_cast(listed, asked_cast("The actor who plays copper in Fox and the Hound"))[0] == "Kurt Russell"
+    # a part without a word matches nothing
+    assert read_cast("Natalie Wood as Susan", CastAsk("performer", "!!!", "x")) is None
     # a part described, not named, is not guessed
     assert read_cast(THELMA.text, CastAsk("performer", "the little girl", "Thelma & Louise")) is None
 

@@ -82,6 +82,8 @@ def read_cast(text: str, ask: CastAsk) -> tuple[str, int] | None:
         if found is None:
             found = re.search(rf"\b{name}\s+{_PLAYED}\s+(?:the\s+(?:role|part)\s+of\s+)?(?P<v>{_NAME})", text)
         return (_trimmed(found.group("v")), found.start("v")) if found else None
+    if not re.search(r"\w", ask.known):
+        return None  # a part without a word names nothing to find
     part = _part_pattern(ask.known)
     for shape in (
         # "Natalie Wood as Susan Walker", "Will Arnett reprising his role as Batman"
