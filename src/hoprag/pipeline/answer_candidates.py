@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from hoprag.pipeline.text import STOPWORDS, content_tokens, fold, tokens
 from hoprag.pipeline.yes_no import COUNTRIES
@@ -42,8 +43,7 @@ from hoprag.records import Evidence
 
 __all__ = [
     "AnswerReading", "asked_kinds", "clean_candidate", "context_fit", "counted_noun_bonus", "defined_subject_bonus", "definition",
-    "head_noun_bonus", "role_title",
-    "head_nouns", "life_slot_bonus", "named_head", "relation_proximity", "relation_terms", "stem",
+    "head_noun_bonus", "role_title", "head_nouns", "life_slot_bonus", "named_head", "relation_proximity", "relation_terms", "stem",
 ]
 
 BRIDGE_WEIGHT = 1.0  # taken from a candidate an earlier hop's leading passage holds (the chain's bridge)
@@ -219,6 +219,7 @@ def clean_candidate(value: str, sentence: str, heads: set[str] | frozenset[str] 
     return cleaned if cleaned in sentence else value
 
 
+@lru_cache(maxsize=1 << 14)  # the same words are stemmed for every candidate of every sentence
 def stem(word: str) -> str:
     """A crude stem of a verb's forms, so "marry" meets "married" and "educated" "educate". A plural
     keeps its "s": "three hosting regions: KR-North (Oslo), …" is no nearer its first member for a
