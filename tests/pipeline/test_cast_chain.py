@@ -74,3 +74,12 @@ def test_a_named_performer_is_read_directly_and_a_run_on_sentence_cut():
     fact = chain_cast("Who did John Wayne play in True Grit?", [grit])
     assert fact is not None and fact.value == "U.S. Marshal Rooster Cogburn"
     assert chain_cast("Who is the sibling of the actress who played Susan Walker in Miracle on 34th street?", [grit]) is None
+
+
+def test_a_cast_list_s_next_line_is_no_part_of_the_answer():
+    # the same cast written one line a part: the part ends at its line, so the claim (that line) holds it
+    grit = ev("grit#1", "True Grit (1969 film)", "John Wayne as U.S. Marshal Rooster Cogburn\nKim Darby as Mattie Ross", 1,
+              "Who did John Wayne play in True Grit")
+    answer = extractive.extract_answer("Who did John Wayne play in True Grit?", [grit])
+    assert answer.text == "U.S. Marshal Rooster Cogburn"
+    assert answer.claims[0].text == "John Wayne as U.S. Marshal Rooster Cogburn"

@@ -35,7 +35,7 @@ _ASKS_PART = re.compile(
     re.I,
 )
 # a sentence's end inside a cast list read as one run ("U.S. Marshal Rooster Cogburn. Wayne …"); not an initial
-_SENTENCE_END = re.compile(r"(?<=[a-z]{3})\.\s.*$")
+_SENTENCE_END = re.compile(r"(?<=[a-z]{3})\.(?:\s.*)?$", re.S)
 
 
 def asks_part(question: str) -> bool:
@@ -64,6 +64,7 @@ def chain_cast(question: str, evidence: Sequence[Evidence]) -> RoleFact | None:
 
 
 def _cut(fact: RoleFact) -> RoleFact:
-    """The part without the next sentence a cast list run on into; still a span of its passage."""
-    value = _SENTENCE_END.sub("", fact.value)
+    """The part without the next line or sentence a cast list ran on into; still a span of its passage
+    and of the line its claim cites."""
+    value = _SENTENCE_END.sub("", fact.value.split("\n")[0]).strip()  # a line ends a claim too
     return fact if value == fact.value else RoleFact(value=value, role=fact.role, passage=fact.passage, offset=fact.offset)
