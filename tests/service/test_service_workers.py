@@ -14,8 +14,10 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 import httpx
 import pytest
@@ -26,6 +28,7 @@ pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; forks workers")]
 
 HOPRAG = Path(sys.executable).with_name("hoprag")
+T = TypeVar("T")
 QUESTIONS = ["Who approved the travel policy?", "What is the expense limit for meals?",
              "Which team owns the VPN service?", "When was the security review held?"]
 
@@ -51,9 +54,14 @@ def _alive(pid: int) -> bool:
     return stat[stat.rindex(")") + 2] != "Z"
 
 
-def _start(index: Path, store: Path, *extra: str) -> tuple[subprocess.Popen, str]:
+#: a program that ignores SIGCHLD and then becomes the server (exec keeps the pid and the ignored signal)
+IGNORING_SIGCHLD = ("import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); "
+                    "os.execv(sys.argv[1], sys.argv[1:])")
+
+
+def _start(index: Path, store: Path, *extra: str, launcher: tuple[str, ...] = ()) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    server = subprocess.Popen([str(HOPRAG), "serve", str(index), "--port", str(port), "--store", str(store),
+    server = subprocess.Popen([*launcher, str(HOPRAG), "serve", str(index), "--port", str(port), "--store", str(store),
                                "--workers", "2", *extra], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               text=True, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
@@ -93,6 +101,35 @@ def _stop(server: subprocess.Popen, sig: int, *, group: bool = False) -> tuple[i
     (os.killpg if group else os.kill)(server.pid, sig)
     _, err = server.communicate(timeout=60)
     return server.returncode, err
+
+
+def _until(found: Callable[[], T | None], server: subprocess.Popen, what: str, seconds: float = 120) -> T:
+    """``found()`` once it is not None, asked every 0.1 s; the test fails with the server's stderr if the
+    server ends or ``seconds`` pass (a generous bound: the answer usually comes in under a second)."""
+    deadline = time.monotonic() + seconds
+    while (value := found()) is None:
+        if server.poll() is not None or time.monotonic() > deadline:
+            if server.poll() is None:
+                code, err = _stop(server, signal.SIGINT, group=True)
+            else:
+                code, err = server.returncode, server.communicate()[1]
+            pytest.fail(f"{what}; server exit {code}, stderr:\n{err}")
+        time.sleep(0.1)
+    return value
+
+
+def _whoami_owner(port: int, workers: list[int]) -> int | None:
+    """The worker that answered one GET /api/whoami (its connection is kept open until its owner is read)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    try:
+        connection.request("GET", "/api/whoami")
+        response = connection.getresponse()
+        response.read()
+        return _owner(port, connection.sock.getsockname()[1], workers) if response.status == 200 else None
+    except OSError:
+        return None
+    finally:
+        connection.close()
 
 
 def test_two_workers_answer_on_one_port_keep_every_answer_and_stop_on_sigterm(enterprise_index: Path,
@@ -138,22 +175,75 @@ def test_two_workers_answer_on_one_port_keep_every_answer_and_stop_on_sigterm(en
 
 
 def test_a_dead_worker_is_said_and_replaced_and_ctrl_c_stops_them_all(enterprise_index: Path, tmp_path: Path) -> None:
-    server, url = _start(enterprise_index, tmp_path / "store.db")
+    # started by a program that ignores SIGCHLD (some process supervisors do): the server must still see deaths
+    server, url = _start(enterprise_index, tmp_path / "store.db", launcher=(sys.executable, "-c", IGNORING_SIGCHLD))
+    port = int(url.rsplit(":", 1)[1])
     first = _children(server.pid)
     os.kill(first[0], signal.SIGKILL)
-    deadline = time.monotonic() + 60
-    while (len(_children(server.pid)) < 2 or first[0] in _children(server.pid)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    workers = _children(server.pid)
-    if not (len(workers) == 2 and first[0] not in workers and first[1] in workers):
-        code, err = _stop(server, signal.SIGINT, group=True)
-        pytest.fail(f"workers before {first}, after killing {first[0]}: {workers}; server exit {code}, stderr:\n{err}")
-    assert _answers(url)
+
+    # one look at the children decides: between reaping the dead worker and forking its replacement the
+    # parent has one child, so "the dead one is gone" in one look and "two children" in another prove nothing
+    def replaced() -> list[int] | None:
+        now = _children(server.pid)
+        return now if len(now) == 2 and first[0] not in now else None
+
+    workers = _until(replaced, server, f"no replacement for worker {first[0]} among the children of {first}")
+    assert first[1] in workers  # the other worker was left alone
+    replacement = next(pid for pid in workers if pid not in first)
+
+    # the replacement serves: asked in rounds on the one port until it has answered (it may still be starting)
+    def answered_by_replacement() -> bool | None:
+        with ThreadPoolExecutor(8) as pool:
+            owners = set(pool.map(lambda _: _whoami_owner(port, workers), range(8)))
+        return True if replacement in owners else None
+
+    _until(answered_by_replacement, server, f"the replacement worker {replacement} never answered")
     code, err = _stop(server, signal.SIGINT, group=True)  # what Ctrl-C in a terminal sends
     assert code == 0, err
     assert not [pid for pid in workers if _alive(pid)]
     said = " ".join(err.split())
     assert f"worker process {first[0]} was killed by SIGKILL; starting another (2 of 2)" in said
+
+
+#: the parent's supervision with stand-in workers: the first dies at once, the others wait to be stopped;
+#: SIGTERM lands while the dead one is being said, before its replacement is forked
+STOP_WHILE_REPLACING = """
+import os, signal, socket, sys, types
+from hoprag.service.processes import serve_processes
+
+def worker(state, sock, parent):
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
+    try:
+        os.close(os.open(sys.argv[1], os.O_CREAT | os.O_EXCL))
+        os._exit(3)
+    except FileExistsError:
+        signal.pause()
+
+def say(text):
+    print(text, flush=True)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+sys.modules["hoprag.service.processes"]._worker = worker
+store = types.SimpleNamespace(pause_writing=lambda: None, finish_runs=lambda: None)
+serve_processes(types.SimpleNamespace(store=store, index=types.SimpleNamespace(close=lambda: None)),
+                socket.socket(), 2, say)
+print("stopped", flush=True)
+"""
+
+
+def test_a_stop_while_a_worker_is_replaced_stops_the_replacement_too(tmp_path: Path) -> None:
+    run = subprocess.Popen([sys.executable, "-c", STOP_WHILE_REPLACING, str(tmp_path / "first-died")],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = run.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(run.pid, signal.SIGKILL)
+        pytest.fail(f"the parent still waits 30 s after SIGTERM: {run.communicate()}")
+    said = out.splitlines()
+    assert run.returncode == 0, err
+    assert len(said) == 2 and said[0].endswith("exited with status 3; starting another (2 of 2)"), out
+    assert said[1] == "stopped"  # serve_processes returned: every worker, the replacement's slot too, is reaped
 
 
 def test_a_killed_server_takes_its_workers_with_it(enterprise_index: Path, tmp_path: Path) -> None:

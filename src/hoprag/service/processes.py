@@ -12,10 +12,15 @@ locking), and each worker batches its answers into one transaction.
 
 The parent only supervises. A worker that ends while the server runs is said on stderr with its exit
 status, and another is started in its place; workers that keep dying at start stop the server with
-the reason, never leaving it at part of its capacity without a word. SIGTERM or Ctrl-C stops every
+the reason, never leaving it at part of its capacity without a word. The parent learns of a death
+from ``waitpid``, so it sets SIGCHLD to its default while it supervises: a SIGCHLD ignored by the
+program that started the server is inherited, and with it the kernel reaps dead workers itself and
+``waitpid`` never reports one (none would be replaced, nothing said). SIGTERM or Ctrl-C stops every
 worker (each finishes the requests in hand and writes its queued answers), then the parent marks its
-runs complete. A worker whose parent is killed outright gets SIGTERM from the kernel (Linux
-``PR_SET_PDEATHSIG``), so no worker outlives its server.
+runs complete; the stop signals wait while a worker is being forked, so none started at that moment
+misses the stop (the parent would wait for it forever) or runs the parent's handler in its place. A
+worker whose parent is killed outright gets SIGTERM from the kernel (Linux ``PR_SET_PDEATHSIG``), so
+no worker outlives its server.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ __all__ = ["QUICK_DEATH_S", "parse_workers", "serve_processes"]
 #: a worker that ends this soon after its start died starting; three in a row stop the server
 QUICK_DEATH_S = 5.0
 _QUICK_DEATHS_TO_STOP = 3
+_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
 #: the most worker processes one server starts
 MAX_WORKERS = 256
 
@@ -80,13 +86,23 @@ def serve_processes(state: ServiceState, sock: socket.socket, workers: int, say:
         for pid in list(children):
             _signal(pid, signal.SIGTERM)
 
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    previous = {sig: signal.signal(sig, stop) for sig in _STOP_SIGNALS}
+    # inherited SIG_IGN would have the kernel reap the workers: waitpid below would never see one die
+    previous[signal.SIGCHLD] = signal.signal(signal.SIGCHLD, signal.SIG_DFL)
 
     def start() -> None:
-        pid = os.fork()
-        if pid == 0:
-            _worker(state, sock, parent)  # never returns
-        children[pid] = time.monotonic()
+        # blocked until the new worker is in ``children`` (parent) or has its own handlers (child): a stop
+        # signal in between would miss it, or run ``stop`` in the child with the parent's list of workers
+        signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+        try:
+            if stopping:
+                return
+            pid = os.fork()
+            if pid == 0:
+                _worker(state, sock, parent)  # never returns
+            children[pid] = time.monotonic()
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
 
     quick_deaths = 0
     try:
@@ -116,7 +132,8 @@ def serve_processes(state: ServiceState, sock: socket.socket, workers: int, say:
             _signal(pid, signal.SIGTERM)
         _reap(children)
         for sig, handler in previous.items():
-            signal.signal(sig, handler)
+            if handler is not None:  # None: set outside Python, which cannot be put back
+                signal.signal(sig, handler)
         sock.close()
         _finish_runs(state)
 
@@ -183,8 +200,9 @@ def _worker(state: ServiceState, sock: socket.socket, parent: int) -> None:
     code = 0
     try:
         # until uvicorn takes them (and when it hands them back and raises them again): end at once
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        for sig in _STOP_SIGNALS:
             signal.signal(sig, lambda *_: os._exit(0))
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)  # blocked by the parent across the fork
         _die_with_parent(parent)
         import uvicorn
 
