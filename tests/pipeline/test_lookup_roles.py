@@ -42,6 +42,7 @@ VAN_HOOK = passage(
         ("country where is located", "country", "country"),
         ("father of Edward Baring", "father", ""),
         ("spouse of", "spouse", ""),
+        ("state where lived in", "residence", "state"),
         ("county where Van Hook Township is located", None, "county"),  # a county is read by its shape
         ("performers of Brother", None, ""),
         ("When did refuse to surrender Namibia", None, ""),  # a date's lookup asks no place role
@@ -61,6 +62,13 @@ def test_a_role_value_is_cut_to_the_part_the_noun_asks() -> None:
     assert role_value("He was a painter.", "birth_place", "city") is None
 
 
+def test_where_someone_lived_is_cut_to_the_state_asked() -> None:
+    # MuSiQue train 4hop1__709382: "the state where Hello Love's performer lived"
+    text = 'Snow moved to Nashville, Tennessee, in 1949, and "Hank Snow, the Singing Ranger" began recording.'
+    assert role_value(text, "residence", "state") == ("Tennessee", text.index("Tennessee"))
+    assert role_value(text, "residence", "city") == ("Nashville", text.index("Nashville"))
+
+
 def test_the_shape_of_a_value_fits_the_place_noun_asked() -> None:
     assert place_noun_fit("Mountrail County", "Van Hook Township is a township in ", "county") == 1.5
     assert place_noun_fit("North Dakota", "a township in Mountrail County in the U.S. state of ", "state") == 1.5
@@ -69,6 +77,10 @@ def test_the_shape_of_a_value_fits_the_place_noun_asked() -> None:
     assert place_noun_fit("Mexico", "a party in ", "city") == 0.5
     assert place_noun_fit("Stanley", "the courthouse in ", "city") == 1.0  # the shape says nothing
     assert place_noun_fit("Stanley", "in ", "") == 1.0  # no place noun asked
+    # a country is no state, whatever its last word; a river or a range is no state either
+    assert place_noun_fit("United States", "the southeastern ", "state") == 0.5
+    assert place_noun_fit("United States", "in the ", "country") == 1.5
+    assert place_noun_fit("Mississippi River", "the ", "state") == 0.5
 
 
 def test_the_born_lookup_reads_the_birthplace_from_the_anchors_passage() -> None:

@@ -25,6 +25,8 @@ __all__ = ["PLACE_NOUNS", "asked_place_noun", "lookup_role", "role_value", "plac
 PLACE_NOUNS = frozenset(
     "city town village county state country province region district capital island municipality territory".split()
 )
+# the last word of a geographic feature's name, no place a settlement or region noun asks for
+_FEATURES = frozenset("river mountain mountains lake sea ocean bay valley desert forest park range island islands".split())
 # nouns that say the value is a place of the lookup's role ("the city where", "the birthplace of")
 _ROLE_PLACES = PLACE_NOUNS | {"birthplace", "place", "location", "hometown"}
 # the first matching rule wins; place roles need a place noun among the lookup's first words
@@ -32,6 +34,7 @@ _PLACE_ROLES = (
     ("burial_place", re.compile(r"\b(?:buried|burial|interred)\b")),
     ("birth_place", re.compile(r"\b(?:born|birth|birthplace)\b")),
     ("death_place", re.compile(r"\b(?:died|death|die)\b")),
+    ("residence", re.compile(r"\b(?:lived|lives|living|resided|resides|residence|home)\b")),
 )
 _PERSON_ROLES = (
     ("father", re.compile(r"^(?:the )?father\b")),
@@ -119,12 +122,10 @@ def place_noun_fit(value: str, before: str, noun: str) -> float:
         return 1.0
     last = _singular(words[-1])
     ahead = tokens(before)[-2:]
+    if fold(value) in COUNTRIES:  # "United States" is a country, whatever its last word says
+        return 1.5 if noun == "country" else 0.5
     if (len(words) > 1 and last == noun) or (len(ahead) == 2 and ahead[1] == "of" and _singular(ahead[0]) == noun):
         return 1.5
-    if noun == "country" and fold(value) in COUNTRIES:
-        return 1.5
-    if len(words) > 1 and last in PLACE_NOUNS:
-        return 0.5
-    if noun != "country" and fold(value) in COUNTRIES:
-        return 0.5
+    if len(words) > 1 and (last in PLACE_NOUNS or last in _FEATURES):
+        return 0.5  # "Tripp County" for a state, "Mississippi River" for a state
     return 1.0

@@ -22,8 +22,8 @@ from hoprag.records import Evidence
 
 __all__ = ["ROLES", "RoleFact", "asked_role", "linked_subject", "linked_subjects", "named_passage", "read_role", "role_answer"]
 
-ROLES = ("birth_date", "death_date", "birth_place", "death_place", "burial_place", "nationality", "country",
-         "father", "mother", "spouse")
+ROLES = ("birth_date", "death_date", "birth_place", "death_place", "burial_place", "residence", "nationality",
+         "country", "father", "mother", "spouse")
 
 _MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
 # a full date as the passage writes it, or a year (never a bare day or month)
@@ -49,6 +49,10 @@ _PLACE_AFTER = {
         rf"[^.;()]{{0,40}}?\b(?:until|till)\s+(?:his|her)\s+(?:\w+\s+)?death"
     ),
     "burial_place": re.compile(rf"\b(?i:buried|interred|entombed)\b[^.;()]{{0,40}}?\b(?:in|at)\s+(?:the\s+)?(?P<v>{_PLACE})"),
+    # where someone lived: "moved to Nashville, Tennessee", "lived in Madison", "settled in Ohio"
+    "residence": re.compile(
+        rf"\b(?i:lived|lives|resided|resides|settled|moved|relocated)\b\s+(?:\w+\s+){{0,2}}?(?:in|to|at)\s+(?:the\s+)?(?P<v>{_PLACE})"
+    ),
 }
 _BORN_DATE = re.compile(rf"(?:\b(?i:born)\b|\(\s*b\.)[^.;]{{0,50}}?(?P<v>{DATE_SPAN})")  # "( b. 1127 – d. …)" too
 _DIED_DATE = re.compile(rf"\b(?i:died|death|d\.)\s[^.;]{{0,60}}?(?P<v>{DATE_SPAN})")
