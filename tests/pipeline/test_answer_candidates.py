@@ -41,6 +41,8 @@ def test_the_opening_wh_word_says_the_kind_a_later_when_does_not():
     assert asked_kinds("Who was president when the area where Intrepid Wind Farm is located became a state?") == (
         "entity", "quoted", "identifier")
     assert asked_kinds("What amount of TEUs did the port handle in 2010?") == ("number",)
+    # MuSiQue train 4hop1__709382: "How many …" asks a number, whatever "when" comes later
+    assert asked_kinds("How many Publix stores are in the state where the singer lived in when he died?") == ("number",)
     assert asked_kinds("In which years did the war occur?") == ("date",)
     assert asked_kinds("When did Iowa become a state?") == ("date",)
     assert asked_kinds("What is the seat of the county where Van Hook Township is located?") is None
@@ -80,6 +82,10 @@ def test_the_counted_noun_follows_the_number():
     teu = "In 2010 Piraeus handled 513,319 TEUs, followed by Thessaloniki, which handled 273,282 TEUs."
     assert counted_noun_bonus("What amount of TEUs did the port handle in 2010?", "273,282", teu) == 1.0
     assert counted_noun_bonus("What amount of TEUs did the port handle in 2010?", "2010", teu) == 0.0
+    # the noun group's last word is what is counted: "Publix stores", not the "Publix" a founding year precedes
+    founded = "Founded in 1930 by George W. Jenkins, Publix is a private corporation with 1,200 stores."
+    assert counted_noun_bonus("How many Publix stores are in North Carolina?", "1930", founded) == 0.0
+    assert counted_noun_bonus("How many Publix stores are in North Carolina?", "1,200", founded) == 1.0
 
 
 def test_relation_words_count_stemmed_and_paraphrased():

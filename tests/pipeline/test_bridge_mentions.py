@@ -84,3 +84,11 @@ def test_nearest_candidate_and_the_bridge_itself():
     # a candidate that is (or holds) the bridge is never beside it
     assert nearest_to_bridge(sentence, ["Thessaloniki"], spans) == set()
     assert nearest_to_bridge(sentence, ["513,319"], []) == set()
+
+
+def test_the_number_in_the_bracket_after_the_bridge_is_its_own():
+    # MuSiQue train 4hop1__709382 (the Publix page): both 42 and 35 touch "North Carolina"; 35 is its bracket
+    sentence = ("Publix operates throughout the Southeastern United States, with locations in Florida (785), Georgia (186), "
+                "Tennessee (42), North Carolina (35), and Virginia (8).")
+    bridges = bridge_spans(sentence, ["North Carolina"])
+    assert nearest_to_bridge(sentence, ["785", "186", "42", "35", "8"], bridges) == {"35"}

@@ -6,16 +6,14 @@ them never moves which passages a hop retrieves. Each rule reads the question's 
 chain:
 
 - the wh-word that opens the question (or a clause after its comma) says what is asked: "Who was
-  president when the area … became a state?" asks a person, not the date its later "when" names;
-  "What amount of …", "what percentage …" ask a number;
+  president when …?" a person, "How many … when he died?", "What amount of …" a number;
 - the noun a "what/which" phrase asks about ("What county …", "which island?") is the last word of a
   name that answers it ("Avery County", "Panglao Island") or the noun before it ("the county of
   Cumbria"); another place noun there ("the province of Vojvodina" for "which country?") says no;
-- "How many campuses …": the number the counted noun follows ("12 … campuses");
+- "How many campuses …": the number the counted noun (the group's last word) follows;
 - a sentence that opens with a name and defines it with that noun group answers with the name ("Cesar
   Millan (…) is a Mexican-American dog behaviorist" for "… what Mexican-American dog behaviorist?");
-- the question's relation words, stemmed and with their usual paraphrases, near the candidate
-  ("marry" near "married", "married to" near "her husband");
+- the question's relation words, stemmed and paraphrased, near the candidate ("married" for "husband");
 - the words around the candidate say its kind: a person after "by", "husband", or before a life
   span "(1537–1583)"; a place after "in", "the city of", or in a life span's place slot
   "(Fomboni, 1 November 1874 – …)", which answers "Where was … born?";
@@ -25,9 +23,8 @@ chain:
   Newcomer") is the question's own name, not its answer;
 - a name an earlier hop's leading passage holds is the bridge the chain went through, not the
   answer ("Who is the spouse of the director of Jump for Glory?": not the director);
-- a candidate is cleaned of what is no part of a name: a leading preposition ("In Serbia" →
-  "Serbia") and a sentence-opening adverb or title ("Meanwhile,", "Incumbent Thomas Bach"). What is
-  left is still a span of the sentence, so the claim that cites it contains the answer.
+- a candidate is cleaned of a leading preposition ("In Serbia") and a sentence-opening adverb or title
+  ("Meanwhile,", "Incumbent"): still a span of the sentence, so the claim that cites it holds the answer.
 """
 
 from __future__ import annotations
@@ -113,6 +110,8 @@ def asked_kinds(question: str) -> tuple[str, ...] | None:
     wh, after = match.group(1).lower(), (match.group(2) or "").strip().lower()
     if wh in ("who", "whom", "whose", "where"):
         return _ENTITY_KINDS
+    if wh == "how" and after in ("many", "much"):  # "How many … when he died?": a number, whatever "when" follows
+        return ("number",)
     if wh == "when" or (wh in ("what", "which") and after in ("year", "years", "date", "decade", "century")):
         return ("date",)
     return None
@@ -169,12 +168,13 @@ def head_noun_bonus(value: str, sentence: str, heads: set[str]) -> float:
 
 
 def counted_noun_bonus(question: str, value: str, sentence: str) -> float:
-    """1 when the number is followed, within five words and before another number, by the noun
-    "How many …" ("What amount of …") counts."""
-    match = re.search(r"\b(?:how many|(?:what|which) (?:amount|number) of)\s+(?:\w+\s+)??([a-z][\w-]*)", question, re.I)
-    if match is None:
+    """1 when the number is followed, within five words and before another number, by the noun "How many …" counts."""
+    match = re.search(r"\b(?:how many|(?:what|which) (?:amount|number) of)\s+((?:[\w-]+\s*){1,4})", question, re.I)
+    group = tokens(match.group(1))[:4] if match else []  # its last word is counted ("How many Publix stores are": stores)
+    group = group[: next((i for i, w in enumerate(group) if w in _PHRASE_END or w.endswith("ly")), len(group))]
+    if not group:
         return 0.0
-    noun = _singular(match.group(1).lower())
+    noun = _singular(group[-1])
     at = sentence.find(value)
     if at < 0:
         return 0.0

@@ -17,6 +17,7 @@ lookups never call them, so the passages a hop retrieves do not move with them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from types import MappingProxyType
@@ -122,5 +123,9 @@ def nearest_to_bridge(sentence: str, candidates: Sequence[str], bridges: Sequenc
                 and not any(_gap(span, other) < 0 for other in bridges)]
         if gaps:
             best = min(gap for gap, _ in gaps)
-            out |= {value for gap, value in gaps if gap == best}
+            tied = {value for gap, value in gaps if gap == best}
+            # "Tennessee (42), North Carolina (35)": the number in the bracket after a name is that name's
+            named = r"\W+".join(re.escape(w) for w in words[bridge[0] : bridge[1]])
+            own = {value for value in tied if re.search(rf"{named}\W*\(\s*{re.escape(value)}", sentence, re.I)}
+            out |= own or tied
     return out
