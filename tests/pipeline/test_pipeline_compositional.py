@@ -83,6 +83,11 @@ def lookups(question: str) -> list[str] | None:
         # a bare measure noun ("age of") opens nothing: "avengers age of ultron" is a title
         ("Who is the spouse of the actor that plays vision in avengers age of ultron?",
          ["actor that plays vision in avengers age of ultron", "spouse of"]),
+        # a nationality opens no anchor: the name it qualifies does (HotpotQA train, Ayesha Quraishi)
+        (
+            "What landlocked country located in Southern Africa is the birth place of the Swedish performance artist Ayesha?",
+            ["birth place of the Swedish performance artist Ayesha", "What landlocked country located in Southern Africa is"],
+        ),
         # a bare noun that names no relation ("in charge of") opens nothing
         (
             "Who was in charge of the country where the composer of Aschenbrodel was a citizen?",
@@ -106,6 +111,8 @@ def test_nested_questions_become_chains(question: str, expected: list[str]) -> N
         "Which treaty began with the signing of what document?",  # an interrogative inside
         "What was built in place of Kestrel Mill?",  # "in place of" is an idiom
         "What is the film with the highest gross?",  # "with" that nests no link
+        # a nationality and no name after it: no anchor to look up (HotpotQA dev, Brian Bosworth)
+        "What is the nick name of this former American professional football player who played as a linebacker?",
     ],
 )
 def test_questions_without_a_chain_are_left_alone(question: str) -> None:

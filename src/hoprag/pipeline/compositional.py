@@ -50,6 +50,9 @@ _NOT_NOUNS = frozenset(
     those such very more less few several name kind type sort east west north south rest end middle top
     bottom side number""".split()
 )
+# a nationality word ("Swedish", "American") opens no anchor: the name it qualifies follows within a few words
+_DEMONYM_WORD = re.compile(r"^[A-Z][a-z]+(?:an|ian|ish|ese|ic|i|ch)$")
+_DEMONYM_REACH = 4
 # after a zero relative ("the country [that] Signmark is from"), the name's clause needs a verb
 _ZERO_RELATIVE_SPAN = 6
 MAX_VALUE_WORDS = 8
@@ -215,6 +218,18 @@ def _anchor(words: list[str]) -> tuple[list[str], list[str]]:
     start = next((i for i, w in enumerate(words) if i >= 3 and _is_name_word(w)), None)
     if start is None:
         return words, []
+    end = _name_end(words, start)
+    if end == start + 1 and _DEMONYM_WORD.match(words[start]):
+        # a nationality names no one ("the Swedish performance artist Ayesha"): the name after it does
+        later = next((i for i in range(end, min(end + _DEMONYM_REACH, len(words))) if _is_name_word(words[i])), None)
+        if later is None:
+            return words, []
+        end = _name_end(words, later)
+    return words[:end], words[end:]
+
+
+def _name_end(words: list[str], start: int) -> int:
+    """Where the name that starts at ``start`` ends: its words, particles and a title's small words."""
     end = start
     while end < len(words) and (
         _is_name_word(words[end])
@@ -231,7 +246,7 @@ def _anchor(words: list[str]) -> tuple[list[str], list[str]]:
         end -= 1
     if end < len(words) and words[end - 1].endswith(("'s", "\u2019s")) and not _is_verb(words[end]):
         end += 1  # a name's own noun, left folded ("Hanlon's razor")
-    return words[:end], words[end:]
+    return end
 
 
 def _verb_group(words: list[str]) -> tuple[list[str], list[str]]:
