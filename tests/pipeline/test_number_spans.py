@@ -42,3 +42,13 @@ def test_the_snowfall_is_the_measure_not_the_airport():
     assert answer.text == "6.8 inches"  # before: "Sea-Tac Airport", a name read for a question that asks a quantity
     assert answer.claims[0].citations[0].chunk_id == "seattle" and answer.text in answer.claims[0].text
     assert extract_answer(SNOW_Q, evidence, lookup=True).text != "6.8 inches"  # a lookup reads as before
+
+
+def test_a_population_is_no_measure_with_a_unit():
+    from hoprag.pipeline.number_spans import counts_people
+
+    # MuSiQue train "What is the population of the state where Dodge City Regional Airport is located?"
+    question = "What is the population of the state where Dodge City Regional Airport is located?"
+    assert not counts_people(question, "82,278 sq mi")  # Kansas's area
+    assert counts_people(question, "2,913,123")
+    assert counts_people("What is the area of Kansas?", "82,278 sq mi")

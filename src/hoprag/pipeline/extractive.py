@@ -48,6 +48,7 @@ from hoprag.pipeline.plan_chain import (
     plan_chain_end as _plan_chain_end, same_page,
 )
 from hoprag.pipeline.number_spans import ASKS_QUANTITY as _ASKS_COUNT, DURATION as _DURATION, MEASURE as _MEASURE, NUMBER as _NUMBER
+from hoprag.pipeline.number_spans import counts_people
 from hoprag.pipeline.role_facts import role_answer
 from hoprag.pipeline.yes_no import answer_both, answer_same_country, answer_same_value
 from hoprag.pipeline.text import content_tokens, fold, sentences_with_offsets, tokens
@@ -291,7 +292,7 @@ def _best_span(
         if wanted[0] in ("number", "duration"):
             pattern = _DURATION if wanted[0] == "duration" else _MEASURE if final else _NUMBER
             candidates = [m.group(0).strip(" ,.") for m in pattern.finditer(sentence)]
-            candidates = [c for c in candidates if not set(tokens(c)) <= q_tokens]
+            candidates = [c for c in candidates if not set(tokens(c)) <= q_tokens and (not final or counts_people(question, c))]
         else:
             candidates = [c.value for c in extract_bridges(sentence, question=question, exclude=(), limit=10) if c.kind in wanted]
         fits = {fold(span.value): span.fit for span in typed_spans(sentence, kind)} if kind != "entity" else {}

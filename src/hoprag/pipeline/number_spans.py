@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ASKS_QUANTITY", "DURATION", "MEASURE", "NUMBER", "UNITS"]
+__all__ = ["ASKS_QUANTITY", "DURATION", "MEASURE", "NUMBER", "UNITS", "counts_people"]
 
 UNITS = r"(?:%|percent|years?|months?|weeks?|days?|hours?|minutes?|seconds?|business days?|miles?|km|kilometres?|kilometers?)"
 NUMBER = re.compile(r"\b\d[\d,.]*(?:\s*" + UNITS + r"\b)?")
@@ -24,3 +24,11 @@ MEASURE = re.compile(
     r"\b\d[\d,.]*(?:\s*(?:%|(?:percent|years?|months?|weeks?|days?|hours?|minutes?|seconds?|business days?|miles?|km|"
     r"kilometres?|kilometers?|inch(?:es)?|feet|foot|ft|metres?|meters?|cm|mm|m|acres?|hectares?|sq mi|"
     r"square (?:miles|kilometres|kilometers)|tonnes?|tons?|pounds?|lbs?|kg|mph)\b))?")
+
+
+_PEOPLE = re.compile(r"\bpopulation\b", re.I)
+
+
+def counts_people(question: str, value: str) -> bool:
+    """False for a measure with a unit where a population is asked ("82,278 sq mi" is the state's area)."""
+    return not (_PEOPLE.search(question) and re.search(r"\d\s*[A-Za-z%]", value))
