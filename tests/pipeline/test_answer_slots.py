@@ -7,7 +7,8 @@ import pytest
 from hoprag.pipeline.answer_candidates import named_head
 from hoprag.pipeline.answer_slots import slot_bonus, slot_words
 from hoprag.pipeline.extractive import extract_answer
-from hoprag.records import Evidence, Hit
+from evidence_fixtures import held
+from hoprag.records import Evidence
 
 pytestmark = pytest.mark.unit
 
@@ -21,8 +22,7 @@ CARTAGENA = ("Fútbol Club Cartagena is a Spanish football team based in Cartage
 
 
 def ev(chunk_id: str, title: str, text: str) -> Evidence:
-    hit = Hit(chunk_id=chunk_id, doc_id=chunk_id, score=1.0, rank=1, retriever="bm25")
-    return Evidence(hit=hit, text=text, title=title, hop=1, step_id="s1", sub_query=HUGO_Q)
+    return held(chunk_id, title, text, sub_query=HUGO_Q)
 
 
 def test_the_word_before_an_in_place_wh_word_is_the_slot():

@@ -6,14 +6,11 @@ import pytest
 
 from hoprag.pipeline.bridge_mentions import bridge_spans, found_bridges, nearest_to_bridge
 from hoprag.pipeline.extractive import extract_answer
-from hoprag.records import Evidence, Hit
+from evidence_fixtures import held as ev
 
 pytestmark = pytest.mark.unit
 
 
-def ev(chunk_id: str, title: str, text: str, hop: int, sub_query: str) -> Evidence:
-    hit = Hit(chunk_id=chunk_id, doc_id=chunk_id.split("#")[0], score=1.0, rank=hop, retriever="bm25")
-    return Evidence(hit=hit, text=text, title=title, hop=hop, step_id=f"s{hop}", sub_query=sub_query)
 
 
 # MuSiQue dev 2hop__455392_40315 (bundled sample): the first lookup's passage and the second's sentence

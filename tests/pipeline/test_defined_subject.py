@@ -8,7 +8,8 @@ import pytest
 
 from hoprag.pipeline.answer_candidates import defined_subject_bonus, head_nouns, role_title
 from hoprag.pipeline.extractive import extract_answer
-from hoprag.records import Evidence, Hit
+from evidence_fixtures import held
+from hoprag.records import Evidence
 
 pytestmark = pytest.mark.unit
 
@@ -26,8 +27,7 @@ SILVERS = ("Phil Silvers (May 11, 1911 – November 1, 1985) was an American ent
 
 
 def ev(chunk_id: str, title: str, text: str) -> Evidence:
-    hit = Hit(chunk_id=chunk_id, doc_id=chunk_id, score=1.0, rank=1, retriever="bm25")
-    return Evidence(hit=hit, text=text, title=title, hop=1, step_id="s1", sub_query=DADDY_Q)
+    return held(chunk_id, title, text, sub_query=DADDY_Q)
 
 
 def test_the_name_a_sentence_defines_with_the_asked_noun_group():
@@ -71,8 +71,7 @@ def test_the_office_asked_is_not_the_person_who_holds_it():
 
 
 def test_the_holder_of_the_asked_office_answers():
-    evidence = [Evidence(hit=Hit(chunk_id=c, doc_id=c, score=1.0, rank=h, retriever="bm25"), text=t, title=title, hop=h,
-                         step_id=f"s{h}", sub_query=q)
+    evidence = [held(c, title, t, h, q)
                 for c, title, t, h, q in [("brundage", "Avery Brundage", BRUNDAGE, 1, "organization that Avery Brundage is a member of"),
                                           ("ioc", "President of the International Olympic Committee", IOC, 2, "president of")]]
     answer = extract_answer(BRUNDAGE_Q, evidence)
@@ -96,8 +95,7 @@ def test_the_waterfall_the_sentence_defines_answers():
              "Gwanda District, Zimbabwe.")
     falls = ("Victoria Falls (Tokaleya Tonga: Mosi - oa - Tunya, ``The Smoke that Thunders '') is a waterfall in southern "
              "Africa on the Zambezi River at the border between Zambia and Zimbabwe.")
-    evidence = [Evidence(hit=Hit(chunk_id=c, doc_id=c, score=1.0, rank=h, retriever="bm25"), text=t, title=title, hop=h,
-                         step_id=f"s{h}", sub_query=q)
+    evidence = [held(c, title, t, h, q)
                 for c, title, t, h, q in [("bubye", "Bubye River", bubye, 1, "country where the Bubye River is found"),
                                           ("falls", "Victoria Falls", falls, 2, "What is the name of the waterfall in")]]
     answer = extract_answer(question, evidence)

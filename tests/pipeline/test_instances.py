@@ -7,7 +7,8 @@ import pytest
 from hoprag.pipeline.answer_candidates import definition
 from hoprag.pipeline.extractive import extract_answer
 from hoprag.pipeline.instances import instance_of
-from hoprag.records import Evidence, Hit
+from evidence_fixtures import held
+from hoprag.records import Evidence
 
 pytestmark = pytest.mark.unit
 
@@ -19,8 +20,7 @@ HOTEL = ("Edsa Shangri-La, Manila is a 5-star luxury hotel located at Ortigas Ce
 
 
 def ev(chunk_id: str, title: str, text: str) -> Evidence:
-    hit = Hit(chunk_id=chunk_id, doc_id=chunk_id, score=1.0, rank=1, retriever="bm25")
-    return Evidence(hit=hit, text=text, title=title, hop=1, step_id="s1", sub_query=QUESTION)
+    return held(chunk_id, title, text, sub_query=QUESTION)
 
 
 def test_the_definition_of_a_name_a_sentence_opens_with():

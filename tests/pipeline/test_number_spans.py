@@ -6,7 +6,7 @@ import pytest
 
 from hoprag.pipeline.extractive import extract_answer
 from hoprag.pipeline.number_spans import ASKS_QUANTITY, MEASURE, NUMBER
-from hoprag.records import Evidence, Hit
+from evidence_fixtures import held as ev
 
 pytestmark = pytest.mark.unit
 
@@ -16,9 +16,6 @@ SEATTLE = ("Seattle typically receives some snowfall on an annual basis but heav
            "measured at Sea-Tac Airport, is 6.8 inches (17.3 cm).")
 
 
-def ev(chunk_id: str, title: str, text: str, hop: int, sub_query: str) -> Evidence:
-    hit = Hit(chunk_id=chunk_id, doc_id=chunk_id, score=1.0, rank=hop, retriever="bm25")
-    return Evidence(hit=hit, text=text, title=title, hop=hop, step_id=f"s{hop}", sub_query=sub_query)
 
 
 def test_a_measure_keeps_its_unit_and_a_lookup_number_reads_as_before():

@@ -7,14 +7,11 @@ import pytest
 import hoprag.pipeline.extractive as extractive
 from hoprag.pipeline.bridge_mentions import bridge_spans, found_bridges
 from hoprag.pipeline.plan_chain import led_chain_end, plan_chain_end, same_page
-from hoprag.records import Evidence, Hit
+from evidence_fixtures import held as ev
 
 pytestmark = pytest.mark.unit
 
 
-def ev(chunk_id: str, title: str, text: str, hop: int, sub_query: str) -> Evidence:
-    hit = Hit(chunk_id=chunk_id, doc_id=chunk_id.split("#")[0], score=1.0, rank=hop, retriever="bm25")
-    return Evidence(hit=hit, text=text, title=title, hop=hop, step_id=f"s{hop}", sub_query=sub_query)
 
 
 # MuSiQue train 2hop__704058_599261 (bundled sample), as the engine ranked it: the first lookup's passage

@@ -5,16 +5,13 @@ from __future__ import annotations
 import pytest
 
 from hoprag.pipeline.extractive import extract_answer
-from hoprag.records import Evidence, Hit
+from evidence_fixtures import held as ev
 
 pytestmark = pytest.mark.unit
 
 QUESTION = "Who was in charge of the country where the composer of Aschenbrodel was a citizen?"
 
 
-def ev(chunk_id: str, title: str, text: str, hop: int, sub_query: str) -> Evidence:
-    hit = Hit(chunk_id=chunk_id, doc_id=chunk_id.split("#")[0], score=1.0, rank=hop, retriever="bm25")
-    return Evidence(hit=hit, text=text, title=title, hop=hop, step_id=f"s{hop}", sub_query=sub_query)
 
 
 ASCHENBRODEL = ev("aschenbrodel#0", "Aschenbrödel",
