@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hoprag.pipeline.extractive import extract_answer
-from hoprag.pipeline.role_facts import asked_role, read_role, role_answer
+from hoprag.pipeline.role_facts import kin_reads, asked_role, read_role, role_answer
 from hoprag.records import Evidence, Hit
 
 pytestmark = pytest.mark.unit
@@ -94,11 +94,18 @@ def test_parents_and_spouse_are_read_from_the_subjects_page():
     mehmed = "In 1687 Mehmed was overthrown. He subsequently retired to Edirne, where he resided until his natural death."
     assert read_role(mehmed, "death_place") == ("Edirne", mehmed.index("Edirne"))
     assert read_role("He moved to Edirne, where he lived for ten years.", "death_place") is None
+    # a child or a sibling: every one the passage names, in order; the question's own name is skipped by role_answer
+    ching_kuo = "Chiang Ching-kuo was a politician. His son, Chiang Hsiao-wen, and his second son Chiang Hsiao-wu survived him."
+    assert asked_role("Who is the child of Chiang Hsiao-wen's father?") == "child"
+    assert read_role(ching_kuo, "child") == ("Chiang Hsiao-wen", ching_kuo.index("Chiang Hsiao-wen"))
+    assert [v for v, _ in kin_reads(ching_kuo, "child")] == ["Chiang Hsiao-wen", "Chiang Hsiao-wu"]
+    assert asked_role("Who is the brother of Andy Murray?") == "sibling"
+    assert read_role("Andy Murray is a tennis player; his elder brother Jamie Murray plays doubles.", "sibling")[0] == "Jamie Murray"
     # MuSiQue dev 2hop__668407_683671: a consort's title between "wife" and "of"
     wang = "Empress Wang (personal name unknown) was the wife and empress of Yang Pu (Emperor Rui), the final ruler of Wu."
     assert read_role(wang, "spouse")[0] == "Yang Pu"
     assert asked_role("Who is the father of Margaret Verney?") == "father"
-    assert asked_role("Who is the child of Chiang Hsiao-wen's father?") is None  # asks for a child
+    assert asked_role("Who is the child of Chiang Hsiao-wen's father?") == "child"  # read below
 
 
 def test_a_choice_named_inside_the_question_answers_with_the_earlier_option():
@@ -153,3 +160,14 @@ def test_without_a_named_passage_the_answer_comes_from_the_later_hops_passage():
                 "seat is Stanley.", hop=2)
     answer = extract_answer("What is the seat of the county where Van Hook lies?", [hook, county])
     assert answer.text == "Stanley" and answer.claims[0].citations[0].chunk_id == "mc#0"
+
+
+def test_the_child_asked_is_not_the_one_the_question_names():
+    # 2Wiki-style: the father's page names two sons; the question names one of them
+    question = "Who is the child of Chiang Hsiao-wen's father?"
+    wen = ev("wen#0", "Chiang Hsiao-wen", "Chiang Hsiao-wen was the eldest son of Chiang Ching-kuo.")
+    kuo = ev("kuo#0", "Chiang Ching-kuo",
+             "Chiang Ching-kuo was a politician. His son, Chiang Hsiao-wen, and his second son Chiang Hsiao-wu survived him.", 2)
+    fact = role_answer(question, [wen, kuo])
+    assert fact is not None and fact.value == "Chiang Hsiao-wu" and fact.passage is kuo
+    assert kuo.text[fact.offset:fact.offset + len(fact.value)] == fact.value

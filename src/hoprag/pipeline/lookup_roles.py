@@ -40,6 +40,8 @@ _PERSON_ROLES = (
     ("father", re.compile(r"^(?:the )?father\b")),
     ("mother", re.compile(r"^(?:the )?mother\b")),
     ("spouse", re.compile(r"^(?:the )?(?:spouse|wife|husband)\b")),
+    ("child", re.compile(r"^(?:the )?(?:child|children|son|daughter)\b")),
+    ("sibling", re.compile(r"^(?:the )?(?:sibling|brother|sister)\b")),
 )
 _PERSON_ROLE_NAMES = frozenset(role for role, _ in _PERSON_ROLES)
 # a person's name a word or two after an organisation's ("… Baseball pitcher Kris Benson")

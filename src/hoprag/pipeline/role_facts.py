@@ -23,7 +23,7 @@ from hoprag.records import Evidence
 __all__ = ["ROLES", "RoleFact", "asked_role", "linked_subject", "linked_subjects", "named_passage", "read_role", "role_answer"]
 
 ROLES = ("birth_date", "death_date", "birth_place", "death_place", "burial_place", "residence", "nationality",
-         "country", "father", "mother", "spouse")
+         "country", "father", "mother", "spouse", "child", "sibling")
 
 _MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
 # a full date as the passage writes it, or a year (never a bare day or month)
@@ -90,6 +90,8 @@ _ASKS = (
     ("father", re.compile(r"^who (?:is|was) (?:the )?father of\b|^who (?:is|was) (?:(?! of ).)+'s father\s*\??$", re.I)),
     ("mother", re.compile(r"^who (?:is|was) (?:the )?mother of\b|^who (?:is|was) (?:(?! of ).)+'s mother\s*\??$", re.I)),
     ("spouse", re.compile(r"^who (?:is|was) (?:the )?(?:spouse|wife|husband) of\b|^who (?:is|was) (?:(?! of ).)+'s (?:spouse|wife|husband)\s*\??$", re.I)),
+    ("child", re.compile(r"^who (?:is|was) (?:the )?(?:child|son|daughter) of\b|^who (?:is|was) (?:(?! of ).)+'s (?:child|son|daughter)\s*\??$", re.I)),
+    ("sibling", re.compile(r"^who (?:is|was) (?:the )?(?:sibling|brother|sister) of\b|^who (?:is|was) (?:(?! of ).)+'s (?:sibling|brother|sister)\s*\??$", re.I)),
     ("nationality", re.compile(r"^what nationality\b|^what is the nationality of\b|^which country .+ (?:is|was|are|were) from\b", re.I)),
 )
 _PARTICLE = r"(?:de|da|di|von|van|der|del|la|le|bin|ibn|of)"
@@ -112,6 +114,13 @@ _SPOUSE = re.compile(
     rf"\bmarried\s+(?:to\s+)?{_LEAD}(?P<v>{_PERSON})|\b(?:his|her) (?:wife|husband|spouse),?\s+{_LEAD}(?P<w>{_PERSON})"
     rf"|\b(?:wife|husband|widow|widower)(?: and (?:empress|queen|consort|king|emperor))? of\s+{_LEAD}(?P<x>{_PERSON})"
 )
+# "his son, Chiang Hsiao-wu", "father of Arthur Peel"; "her sister Lana Wood", "brother of Jamie Murray"
+_KIN_OF = {
+    "child": re.compile(rf"\b(?i:his|her|their)\s+(?:\w+\s+)?(?:son|daughter|child|children|sons|daughters),?\s+(?:were\s+|was\s+)?"
+                        rf"(?P<v>{_PERSON})|\b(?:father|mother)\s+of\s+{_LEAD}(?P<w>{_PERSON})"),
+    "sibling": re.compile(rf"\b(?i:his|her|their)\s+(?:\w+\s+)?(?:brother|sister|sibling|brothers|sisters|siblings),?\s+(?:were\s+|was\s+)?"
+                          rf"(?P<v>{_PERSON})|\b(?:brother|sister)\s+of\s+{_LEAD}(?P<w>{_PERSON})"),
+}
 # the relation nouns that put the answer on another passage than the named one ("X's father")
 _RELATION = re.compile(
     r"\b(?:father|mother|husband|wife|spouse|son|daughter|director|composer|performer|producer|author|"
@@ -173,6 +182,8 @@ def read_role(text: str, role: str) -> tuple[str, int] | None:
         match = _SPOUSE.search(text)
         group = next((g for g in ("v", "w", "x") if match is not None and match.group(g)), None)
         return (match.group(group), match.start(group)) if match is not None and group else None
+    if role in _KIN_OF:
+        return next(kin_reads(text, role), None)
     if role == "nationality":
         for match in _NATIONALITY.finditer(text[:400]):
             if not _DEMONYM_END.search(match.group("v")):
@@ -195,6 +206,13 @@ def read_role(text: str, role: str) -> tuple[str, int] | None:
             last = _trim(match.group("v")).rsplit(",", 1)[-1].strip()
         return last, match.start("v") + where.rfind(last)
     return None
+
+
+def kin_reads(text: str, role: str):
+    """Every ``(value, offset)`` of a child or a sibling ``text`` names, in order (a family has several)."""
+    for match in _KIN_OF[role].finditer(text):
+        group = "v" if match.group("v") else "w"
+        yield match.group(group), match.start(group)
 
 
 def _parent(text: str, role: str) -> tuple[str, int] | None:
@@ -275,8 +293,8 @@ def role_answer(question: str, evidence: Sequence[Evidence]) -> RoleFact | None:
         return None
     asked = _spaced(question)
     rest = asked.replace(_spaced(title_key(anchor.title)), " ")
-    if role in ("father", "mother", "spouse"):  # the relation asked is no step of the chain
-        rest = re.sub(rf"\b(?:{role}|wife|husband)\b", " ", rest, count=1)
+    if role in ("father", "mother", "spouse", "child", "sibling"):  # the relation asked is no step of the chain
+        rest = re.sub(rf"\b(?:{role}|wife|husband|son|daughter|brother|sister)\b", " ", rest, count=1)
     subjects = [anchor]
     if _RELATION.search(rest) or _WHO_CLAUSE.search(rest):
         # the passages the anchor names by title, then the chain's next passages whatever their
@@ -285,7 +303,9 @@ def role_answer(question: str, evidence: Sequence[Evidence]) -> RoleFact | None:
         subjects += [e for e in evidence[:NEXT_TRIED] if e.chunk_id != anchor.chunk_id and e not in subjects
                      and _spaced(title_key(e.title)) not in asked]
     for subject in subjects:
-        read = read_role(subject.text, role)
+        # a child or a sibling the question names is the way there, not the one asked ("… Hsiao-wen's father's child")
+        reads = (r for r in kin_reads(subject.text, role) if fold(r[0]) not in fold(question)) if role in _KIN_OF else [read_role(subject.text, role)]
+        read = next((r for r in reads if r is not None), None)
         if read is not None:
             return RoleFact(value=read[0], role=role, passage=subject, offset=read[1])
     return None
