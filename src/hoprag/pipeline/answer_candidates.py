@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from hoprag.pipeline.text import STOPWORDS, content_tokens, fold, tokens
+from hoprag.pipeline.text import STOPWORDS, content_tokens, fold, singular, tokens
 from hoprag.pipeline.yes_no import COUNTRIES
 from hoprag.records import Evidence
 
@@ -131,20 +131,12 @@ def head_nouns(question: str) -> set[str]:
         words = tokens(word)
         if not words or words[0] in _PHRASE_END:
             break
-        out |= {_singular(w) for w in words}
+        out |= {singular(w) for w in words}
     return out
 
 
 # "What is the (name of the) main international airport …": the noun group after the copula
 _NAMED_NOUN = re.compile(r"^(?:what|which)\s+(?:is|was|are|were)\s+(?:the\s+)?(?:names?\s+of\s+(?:the\s+)?)?((?:[\w-]+(?:\W+|$)){0,3})", re.I)
-
-
-def _singular(word: str) -> str:
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-        return word[:-1]
-    return word
 
 
 def head_noun_bonus(value: str, sentence: str, heads: set[str]) -> float:
@@ -153,16 +145,16 @@ def head_noun_bonus(value: str, sentence: str, heads: set[str]) -> float:
     if not heads:
         return 0.0
     words = tokens(value)
-    if words and _singular(words[-1]) in heads and len(words) > 1:
+    if words and singular(words[-1]) in heads and len(words) > 1:
         return 1.0
     before = tokens(sentence[: max(sentence.find(value), 0)])[-2:]
-    if len(before) == 2 and before[1] == "of" and _singular(before[0]) in heads:
+    if len(before) == 2 and before[1] == "of" and singular(before[0]) in heads:
         return 1.0
     if "country" in heads and fold(value) in COUNTRIES:  # "What country was the author of Brand a citizen of?": Norway
         return 1.0
     if heads & _PLACE_OF:  # "In which country …": "White County", "the province of Vojvodina" name another kind of place
         other = (words[-1:] if len(words) > 1 else []) + (before[:1] if len(before) == 2 and before[1] == "of" else [])
-        if any(_singular(w) in _PLACE_OF and _singular(w) not in heads for w in other):
+        if any(singular(w) in _PLACE_OF and singular(w) not in heads for w in other):
             return -1.0
     return 0.0
 
@@ -174,14 +166,14 @@ def counted_noun_bonus(question: str, value: str, sentence: str) -> float:
     group = group[: next((i for i, w in enumerate(group) if w in _PHRASE_END or w.endswith("ly")), len(group))]
     if not group:
         return 0.0
-    noun = _singular(group[-1])
+    noun = singular(group[-1])
     at = sentence.find(value)
     if at < 0:
         return 0.0
     for word in tokens(sentence[at + len(value):])[:5]:
         if word[:1].isdigit():  # "founded in 1857 and has 12 campuses": the noun is the nearer number's
             return 0.0
-        if _singular(word) == noun:
+        if singular(word) == noun:
             return 1.0
     return 0.0
 
@@ -200,7 +192,7 @@ def clean_candidate(value: str, sentence: str, heads: set[str] | frozenset[str] 
     Panglao Island" for "which island?")."""
     words = value.split()
     joins = [i for i, w in enumerate(words) if w in _JOINS]
-    if heads and joins and _singular(words[-1].lower()) in heads and joins[-1] < len(words) - 2:
+    if heads and joins and singular(words[-1].lower()) in heads and joins[-1] < len(words) - 2:
         words = words[joins[-1] + 1:]
     while len(words) > 1 and words[0].lower() in _LEADING:
         words = words[1:]
@@ -312,7 +304,7 @@ def defined_subject_bonus(value: str, sentence: str, heads: set[str] | frozenset
     "Which 1988 Telugu comedy …?". A definition in other words of the question describes the
     chain's bridge ("the entertainer and comedic actor who had what nickname?": not the actor)."""
     group = definition(value, sentence) if heads else None
-    described = {_singular(w) for w in content_tokens(group or "")[:DEFINED_WORDS]}
+    described = {singular(w) for w in content_tokens(group or "")[:DEFINED_WORDS]}
     return 1.0 if described & set(heads) else 0.0
 
 
@@ -333,8 +325,8 @@ def role_title(question: str, value: str, kind: str) -> float:
     match = _ROLE_ASKED.search(question) if kind == "person" else None
     if match is None:
         return 0.0
-    roles = {_singular(w) for w in tokens(match.group(1)) if w not in STOPWORDS}
-    return 1.0 if roles & {_singular(w) for w in tokens(value)} else 0.0
+    roles = {singular(w) for w in tokens(match.group(1)) if w not in STOPWORDS}
+    return 1.0 if roles & {singular(w) for w in tokens(value)} else 0.0
 
 
 _BORN_ASKED = re.compile(r"\b(?:born|birth\w*)\b", re.I)

@@ -16,7 +16,7 @@ import re
 
 from hoprag.pipeline.answer_types import span_shape
 from hoprag.pipeline.role_facts import read_role
-from hoprag.pipeline.text import STOPWORDS, fold, tokens
+from hoprag.pipeline.text import STOPWORDS, fold, singular, tokens
 from hoprag.pipeline.yes_no import COUNTRIES
 
 __all__ = ["PLACE_NOUNS", "asked_place_noun", "lookup_role", "role_value", "place_noun_fit"]
@@ -63,8 +63,9 @@ def asked_place_noun(asked: str) -> str:
 
 def lookup_role(asked: str) -> str | None:
     """The role of the fact a lookup asks (a :data:`hoprag.pipeline.role_facts.ROLES` name), or ``None``."""
-    words = " ".join(tokens(asked))
-    first = [w for w in tokens(asked)[:_FIRST_WORDS] if w not in STOPWORDS and w not in ("the", "what", "which")]
+    asked_words = tokens(asked)
+    words = " ".join(asked_words)
+    first = [w for w in asked_words[:_FIRST_WORDS] if w not in STOPWORDS and w not in ("the", "what", "which")]
     head = first[0] if first else ""
     for role, pattern in _PERSON_ROLES:
         if pattern.search(words):
@@ -106,12 +107,6 @@ def role_value(text: str, role: str, noun: str) -> tuple[str, int] | None:
     return chosen, offset + value.find(chosen)
 
 
-def _singular(word: str) -> str:
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    return word[:-1] if word.endswith("s") and not word.endswith("ss") and len(word) > 3 else word
-
-
 def place_noun_fit(value: str, before: str, noun: str) -> float:
     """A factor for a candidate of a lookup that asks the place ``noun``: 1.5 when its shape says it
     is one ("Mountrail County" for a county, "the state of North Dakota" for a state, a country's
@@ -122,11 +117,11 @@ def place_noun_fit(value: str, before: str, noun: str) -> float:
     words = tokens(value)
     if not words:
         return 1.0
-    last = _singular(words[-1])
+    last = singular(words[-1])
     ahead = tokens(before)[-2:]
     if fold(value) in COUNTRIES:  # "United States" is a country, whatever its last word says
         return 1.5 if noun == "country" else 0.5
-    if (len(words) > 1 and last == noun) or (len(ahead) == 2 and ahead[1] == "of" and _singular(ahead[0]) == noun):
+    if (len(words) > 1 and last == noun) or (len(ahead) == 2 and ahead[1] == "of" and singular(ahead[0]) == noun):
         return 1.5
     if len(words) > 1 and (last in PLACE_NOUNS or last in _FEATURES):
         return 0.5  # "Tripp County" for a state, "Mississippi River" for a state

@@ -8,7 +8,7 @@ from functools import lru_cache
 # the word-level helpers live a floor down, shared with index-time analysis; re-exported for the roles
 from hoprag.ingest.text import STOPWORDS, content_tokens, fold, tokens
 
-__all__ = ["ABBREVIATIONS", "STOPWORDS", "Analyzer", "content_tokens", "fold", "sentences_with_offsets", "tokens"]
+__all__ = ["ABBREVIATIONS", "STOPWORDS", "Analyzer", "content_tokens", "fold", "sentences_with_offsets", "singular", "tokens"]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])([\"')\]]*)\s+(?=[\"'(\[]?[A-Z0-9\u00C0-\u024F])")
 #: words a full stop follows without ending the sentence ("John Doe No. 2", "Mt. Fuji", "U.S. Army");
@@ -68,3 +68,12 @@ class Analyzer:
 
     def __call__(self, text: str) -> list[str]:
         return self._stem(content_tokens(text))
+
+
+def singular(word: str) -> str:
+    """A plural noun's singular, crudely ("counties" → "county", "states" → "state"; "ss" kept)."""
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
