@@ -25,18 +25,19 @@ from dataclasses import dataclass
 from hoprag.pipeline.role_facts import RoleFact
 from hoprag.records import Evidence
 
-__all__ = ["CastAsk", "asked_cast", "cast_answer", "read_cast"]
+__all__ = ["PLAYED", "CastAsk", "asked_cast", "cast_answer", "read_cast"]
 
-_PLAYED = r"(?:played|plays|play|playing|play's|portrayed|portrays|voiced|voices|voice)"
+#: the verbs that say who plays a part
+PLAYED = r"(?:played|plays|play|playing|play's|portrayed|portrays|voiced|voices|voice)"
 # "actress who played Susan Walker in Miracle on 34th Street", "who plays copper in Fox and the Hound"
 _PERFORMER_ASK = re.compile(
-    rf"(?:^|\b(?:actor|actress|person|performer|star|one|who|that)\s+)(?:(?:who|that)\s+)?(?:also\s+)?{_PLAYED}\s+"
+    rf"(?:^|\b(?:actor|actress|person|performer|star|one|who|that)\s+)(?:(?:who|that)\s+)?(?:also\s+)?{PLAYED}\s+"
     r"(?:the\s+(?:voice|role)\s+of\s+|the\s+(?=[A-Z]))?(?P<part>.+?)\s+(?:in|on|from)\s+(?:the\s+)?(?P<work>.+?)\s*\??$",
     re.I,
 )
 # "Who did John Wayne play in True Grit?", "what character does Neil Patrick Harris play in …"
 _PART_ASK = re.compile(
-    rf"^(?:who|what character|which character|what role|which role)\s+(?:did|does|do)\s+(?P<performer>.+?)\s+{_PLAYED}\s+"
+    rf"^(?:who|what character|which character|what role|which role)\s+(?:did|does|do)\s+(?P<performer>.+?)\s+{PLAYED}\s+"
     r"(?:in|on)\s+(?:the\s+)?(?P<work>.+?)\s*\??$",
     re.I,
 )
@@ -80,7 +81,7 @@ def read_cast(text: str, ask: CastAsk) -> tuple[str, int] | None:
         name = re.escape(ask.known)
         found = re.search(rf"\b{name}\s+as\s+(?:the\s+)?(?P<v>{_NAME}(?:\s*/\s*{_NAME})?)", text)
         if found is None:
-            found = re.search(rf"\b{name}\s+{_PLAYED}\s+(?:the\s+(?:role|part)\s+of\s+)?(?P<v>{_NAME})", text)
+            found = re.search(rf"\b{name}\s+{PLAYED}\s+(?:the\s+(?:role|part)\s+of\s+)?(?P<v>{_NAME})", text)
         return (_trimmed(found.group("v")), found.start("v")) if found else None
     if not re.search(r"\w", ask.known):
         return None  # a part without a word names nothing to find

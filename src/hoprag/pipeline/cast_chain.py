@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 
 from hoprag.pipeline.bridge_mentions import found_bridges
-from hoprag.pipeline.cast import CastAsk, asked_cast, cast_answer, read_cast
+from hoprag.pipeline.cast import PLAYED, CastAsk, asked_cast, cast_answer, read_cast
 from hoprag.pipeline.role_facts import RoleFact
 from hoprag.records import Evidence
 
@@ -25,13 +25,12 @@ __all__ = ["CAST_ITEMS", "FOUND_TRIED", "asks_part", "chain_cast"]
 CAST_ITEMS = 8  # leading evidence items read for the cast (the chain the engine ranked first, and its neighbours)
 FOUND_TRIED = 3  # found values of a hop tried as the performer (the plan keeps a beam of 2-3)
 
-_PLAYED = r"(?:played|plays|play|playing|play's|portrayed|portrays|voiced|voices|voice)"
 # "… plays which character in …", "Who did X play in …?", "… played who in …?", "In W, who does X play?"
 _ASKS_PART = re.compile(
-    rf"\b{_PLAYED}\s+(?:what|which)\s+(?:character|role|part)\b"
-    rf"|^\s*(?:who|what character|which character|what role|which role)\s+(?:did|does|do)\s+.+?\s+{_PLAYED}\s+(?:in|on)\b"
-    rf"|\b{_PLAYED}\s+who\s+in\b"
-    rf"|^\s*in\s+.+?,\s*who\s+(?:did|does|do)\s+.+?\s+{_PLAYED}\s*\?",
+    rf"\b{PLAYED}\s+(?:what|which)\s+(?:character|role|part)\b"
+    rf"|^\s*(?:who|what character|which character|what role|which role)\s+(?:did|does|do)\s+.+?\s+{PLAYED}\s+(?:in|on)\b"
+    rf"|\b{PLAYED}\s+who\s+in\b"
+    rf"|^\s*in\s+.+?,\s*who\s+(?:did|does|do)\s+.+?\s+{PLAYED}\s*\?",
     re.I,
 )
 # a sentence's end inside a cast list read as one run ("U.S. Marshal Rooster Cogburn. Wayne …"); not an initial
