@@ -13,14 +13,14 @@ sentence. Both the offline answerer (:mod:`hoprag.pipeline.extractive`) and the 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from hoprag.index.entities import title_key
 from hoprag.pipeline.text import fold, tokens
 from hoprag.records import Evidence
 
-__all__ = ["ROLES", "RoleFact", "asked_role", "linked_subject", "linked_subjects", "named_passage", "read_role", "role_answer"]
+__all__ = ["ROLES", "RoleFact", "asked_role", "kin_reads", "linked_subject", "linked_subjects", "named_passage", "read_role", "role_answer"]
 
 ROLES = ("birth_date", "death_date", "birth_place", "death_place", "burial_place", "residence", "nationality",
          "country", "father", "mother", "spouse", "child", "sibling")
@@ -121,6 +121,9 @@ _KIN_OF = {
     "sibling": re.compile(rf"\b(?i:his|her|their)\s+(?:\w+\s+)?(?:brother|sister|sibling|brothers|sisters|siblings),?\s+(?:were\s+|was\s+)?"
                           rf"(?P<v>{_PERSON})|\b(?:brother|sister)\s+of\s+{_LEAD}(?P<w>{_PERSON})"),
 }
+# the words a question asks a person's relation with ("Who is X's son?"): no step of the chain
+_ASKED_WORDS = {"father": "father|wife|husband", "mother": "mother|wife|husband", "spouse": "spouse|wife|husband",
+                "child": "child|son|daughter", "sibling": "sibling|brother|sister"}
 # the relation nouns that put the answer on another passage than the named one ("X's father")
 _RELATION = re.compile(
     r"\b(?:father|mother|husband|wife|spouse|son|daughter|director|composer|performer|producer|author|"
@@ -148,7 +151,7 @@ class RoleFact:
 
 
 def asked_role(question: str) -> str | None:
-    """The role the question asks to read (one of :data:`ROLES` but ``country``), or ``None``."""
+    """The role the question asks to read (one of :data:`ROLES` but ``country`` and ``residence``), or ``None``."""
     for role, pattern in _ASKS:
         if pattern.search(question):
             return role
@@ -208,7 +211,7 @@ def read_role(text: str, role: str) -> tuple[str, int] | None:
     return None
 
 
-def kin_reads(text: str, role: str):
+def kin_reads(text: str, role: str) -> Iterator[tuple[str, int]]:
     """Every ``(value, offset)`` of a child or a sibling ``text`` names, in order (a family has several)."""
     for match in _KIN_OF[role].finditer(text):
         group = "v" if match.group("v") else "w"
@@ -293,8 +296,8 @@ def role_answer(question: str, evidence: Sequence[Evidence]) -> RoleFact | None:
         return None
     asked = _spaced(question)
     rest = asked.replace(_spaced(title_key(anchor.title)), " ")
-    if role in ("father", "mother", "spouse", "child", "sibling"):  # the relation asked is no step of the chain
-        rest = re.sub(rf"\b(?:{role}|wife|husband|son|daughter|brother|sister)\b", " ", rest, count=1)
+    if role in _ASKED_WORDS:  # the relation asked is no step of the chain
+        rest = re.sub(rf"\b(?:{_ASKED_WORDS[role]})\b", " ", rest, count=1)
     subjects = [anchor]
     if _RELATION.search(rest) or _WHO_CLAUSE.search(rest):
         # the passages the anchor names by title, then the chain's next passages whatever their
@@ -303,9 +306,10 @@ def role_answer(question: str, evidence: Sequence[Evidence]) -> RoleFact | None:
         subjects += [e for e in evidence[:NEXT_TRIED] if e.chunk_id != anchor.chunk_id and e not in subjects
                      and _spaced(title_key(e.title)) not in asked]
     for subject in subjects:
-        # a child or a sibling the question names is the way there, not the one asked ("… Hsiao-wen's father's child")
-        reads = (r for r in kin_reads(subject.text, role) if fold(r[0]) not in fold(question)) if role in _KIN_OF else [read_role(subject.text, role)]
-        read = next((r for r in reads if r is not None), None)
+        if role in _KIN_OF:  # a child or a sibling the question names is the way there ("… Hsiao-wen's father's child")
+            read = next((r for r in kin_reads(subject.text, role) if fold(r[0]) not in fold(question)), None)
+        else:
+            read = read_role(subject.text, role)
         if read is not None:
             return RoleFact(value=read[0], role=role, passage=subject, offset=read[1])
     return None
