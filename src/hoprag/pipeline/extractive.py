@@ -43,12 +43,13 @@ from hoprag.pipeline.comparisons import answer_comparison, options_in
 from hoprag.pipeline.descriptions import describe, describe_role
 from hoprag.pipeline.instances import instance_of
 from hoprag.pipeline.kinship import kin_answer
+from hoprag.pipeline.number_spans import (
+    ASKS_QUANTITY as _ASKS_COUNT, DURATION as _DURATION, MEASURE as _MEASURE, NUMBER as _NUMBER, counts_people,
+)
 from hoprag.pipeline.plan_chain import (
     last_lookup_terms as _last_lookup_terms, led_chain_end, named_items as _named_items,
     plan_chain_end as _plan_chain_end, same_page,
 )
-from hoprag.pipeline.number_spans import ASKS_QUANTITY as _ASKS_COUNT, DURATION as _DURATION, MEASURE as _MEASURE, NUMBER as _NUMBER
-from hoprag.pipeline.number_spans import counts_people
 from hoprag.pipeline.role_facts import role_answer
 from hoprag.pipeline.yes_no import answer_both, answer_same_country, answer_same_value
 from hoprag.pipeline.text import content_tokens, fold, sentences_with_offsets, tokens

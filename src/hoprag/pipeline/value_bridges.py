@@ -163,14 +163,17 @@ def found_values(
     role = lookup_role(asked)
     cast = asked_cast(asked)  # "actress who played Susan Walker in …": the cast lists say who
     folded_question = fold(question)
+    named = named_anchor(asked)
     totals: dict[str, list] = {}  # key -> [value, score, support, best chunk, best passage score]
     for item in evidence:
-        anchor = (anchors or {}).get(item.step_id) or named_anchor(asked)
-        weight = _anchor_weight(item, anchor) * (0.5 + (relevance(item) if relevance is not None else 0.5))
+        anchor = (anchors or {}).get(item.step_id) or named
+        about = _anchor_weight(item, anchor)  # how much the passage is about the lookup's anchor
+        share = 0.5 + (relevance(item) if relevance is not None else 0.5)
+        weight = about * share
         cues = _cues(asked, anchor, kind)
         skip = {title_key(anchor), title_key(item.title)} - {""}
         best: dict[str, tuple[str, float]] = {}
-        maker = _title_value(item) if weight and _anchor_weight(item, anchor) == _TITLE_WEIGHT else ""
+        maker = _title_value(item) if weight and about == _TITLE_WEIGHT else ""
         if maker:
             best[fold(maker)] = (maker, 1.5)
         for position, (start, end) in enumerate(sentences_with_offsets(item.text)):
@@ -194,19 +197,18 @@ def found_values(
                     continue
                 if key not in best or score > best[key][1]:
                     best[key] = (span.value, score)
-        read = role_value(item.text, role, noun) if role and _anchor_weight(item, anchor) == _TITLE_WEIGHT else None
+        read = role_value(item.text, role, noun) if role and about == _TITLE_WEIGHT else None
         if read is not None:  # the fact the lookup asks, where the anchor's own passage states it
             value = read[0]
             if _DEMONYM.match(value) and kind == "place":  # "a Scottish poet": Scotland, when a passage is titled so
                 value = _demonym_place(value, titles) or value
-            key = fold(value)
-            if key and key not in folded_question and title_key(value) not in skip:
-                best[key] = (value, max(ROLE_SCORE, best.get(key, ("", 0.0))[1]))
+            if fold(value) and fold(value) not in folded_question and title_key(value) not in skip:
+                _read_as_role(best, value)
         played = read_cast(item.text, cast) if cast is not None else None
         if played is not None and fold(played[0]) not in folded_question:
-            best[fold(played[0])] = (played[0], max(ROLE_SCORE, best.get(fold(played[0]), ("", 0.0))[1]))
+            _read_as_role(best, played[0])
         # a passage that casts the part asked is about it, whatever its title: weighed as the anchor's
-        cast_weight = _TITLE_WEIGHT * (0.5 + (relevance(item) if relevance is not None else 0.5)) if played else weight
+        cast_weight = _TITLE_WEIGHT * share if played else weight
         for key, (value, score) in best.items():
             row = totals.setdefault(key, [value, 0.0, 0, item.chunk_id, 0.0])
             row[1] += (cast_weight if played and key == fold(played[0]) else weight) * score
@@ -215,6 +217,12 @@ def found_values(
                 row[3], row[4] = item.chunk_id, weight * score
     ranked = sorted(totals.values(), key=lambda r: (-r[1], r[0]))
     return [FoundValue(value=r[0], score=r[1], support=r[2], chunk_id=r[3]) for r in ranked]
+
+
+def _read_as_role(best: dict[str, tuple[str, float]], value: str) -> None:
+    """A value the passage states in the relation asked scores ``ROLE_SCORE`` at least."""
+    key = fold(value)
+    best[key] = (value, max(ROLE_SCORE, best.get(key, ("", 0.0))[1]))
 
 
 def beam(candidates: Sequence[FoundValue], size: int = BEAM) -> list[FoundValue]:
